@@ -1,0 +1,194 @@
+"""Input and hyper-parameter validation at the Python edge.
+
+Everything here runs on the host, before any array reaches a jitted function, so that bad input
+fails with a message that names the problem instead of a NaN or a traceback from inside JAX.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sklearn.utils.validation import check_array
+
+__all__ = [
+    "Interval",
+    "Options",
+    "check_params",
+    "check_data",
+    "encode_labels",
+]
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A numeric constraint ``low <= value <= high`` (ends open or closed).
+
+    ``kind`` is ``numbers.Integral`` or ``numbers.Real``; numpy scalars are accepted.
+    """
+
+    kind: type
+    low: float | None = None
+    high: float | None = None
+    closed: str = "both"  # "both", "left", "right", "neither"
+
+    def is_satisfied_by(self, value) -> bool:
+        if isinstance(value, bool) or not isinstance(value, self.kind):
+            return False
+        if isinstance(value, numbers.Real) and not np.isfinite(value):
+            return False
+        lo_ok = self.low is None or (
+            value >= self.low if self.closed in ("both", "left") else value > self.low
+        )
+        hi_ok = self.high is None or (
+            value <= self.high if self.closed in ("both", "right") else value < self.high
+        )
+        return lo_ok and hi_ok
+
+    def __str__(self) -> str:
+        name = "an int" if self.kind is numbers.Integral else "a float"
+        lb = "[" if self.closed in ("both", "left") else "("
+        rb = "]" if self.closed in ("both", "right") else ")"
+        lo = "-inf" if self.low is None else f"{self.low:g}"
+        hi = "inf" if self.high is None else f"{self.high:g}"
+        return f"{name} in the range {lb}{lo}, {hi}{rb}"
+
+
+@dataclass(frozen=True)
+class Options:
+    """A value from a fixed set (strings, or any hashable)."""
+
+    values: frozenset
+
+    def __init__(self, values):
+        object.__setattr__(self, "values", frozenset(values))
+
+    def is_satisfied_by(self, value) -> bool:
+        try:
+            return value in self.values
+        except TypeError:
+            return False
+
+    def __str__(self) -> str:
+        return "one of " + ", ".join(repr(v) for v in sorted(self.values, key=str))
+
+
+def _satisfies(value, constraint) -> bool:
+    if constraint is None:
+        return value is None
+    if constraint == "array-like":
+        return hasattr(value, "__len__") or hasattr(value, "shape")
+    if constraint == "boolean":
+        return isinstance(value, (bool, np.bool_))
+    if constraint == "callable":
+        return callable(value)
+    if constraint == "random_state":
+        return value is None or isinstance(value, (numbers.Integral, np.random.RandomState))
+    if constraint == "dict":
+        return isinstance(value, dict)
+    if isinstance(constraint, type):
+        return isinstance(value, constraint)
+    return constraint.is_satisfied_by(value)
+
+
+def _describe(constraint) -> str:
+    if constraint is None:
+        return "None"
+    if isinstance(constraint, str):
+        return {"random_state": "an int, a RandomState or None"}.get(constraint, constraint)
+    if isinstance(constraint, type):
+        return f"an instance of {constraint.__name__}"
+    return str(constraint)
+
+
+def check_params(params: dict[str, Any], constraints: dict[str, list], *, owner: str) -> None:
+    """Validate ``params`` against ``constraints`` (name -> list of accepted constraints).
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter, the value received and what would have been accepted.
+    """
+    for name, value in params.items():
+        if name not in constraints:
+            continue
+        options = constraints[name]
+        if not any(_satisfies(value, c) for c in options):
+            accepted = " or ".join(_describe(c) for c in options)
+            raise ValueError(
+                f"The '{name}' parameter of {owner} must be {accepted}. Got {value!r} instead."
+            )
+
+
+def check_data(X, y=None, *, owner: str = "fit", min_samples: int = 2, min_classes: int = 2):
+    """Validate a design matrix (and labels) and return ``(X, y)`` as float64 / object arrays.
+
+    Checks: X is numeric and 2-D with at least ``min_samples`` rows and one column, finite;
+    y (if given) is 1-D with as many entries as X has rows and at least ``min_classes`` distinct
+    labels. String labels are accepted.
+    """
+    if X is None:
+        raise ValueError(f"{owner}: X is None; expected a 2-D array of shape (n_samples, n_features).")
+    arr = np.asarray(X) if not hasattr(X, "toarray") else X
+    if hasattr(arr, "toarray"):
+        raise TypeError(f"{owner}: sparse input is not supported; pass a dense array (X.toarray()).")
+    if arr.dtype.kind in "OSUV":
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(
+                f"{owner}: X must be numeric; it contains values that are not numbers ({exc})."
+            ) from None
+    if arr.ndim != 2:
+        raise ValueError(
+            f"{owner}: X must be 2-D (n_samples, n_features); got an array with {arr.ndim} "
+            f"dimension(s) and shape {arr.shape}. Reshape 1-D data with X.reshape(-1, 1) "
+            "for a single feature or X.reshape(1, -1) for a single sample."
+        )
+    X = check_array(arr, dtype=np.float64, ensure_min_samples=min_samples, input_name="X")
+    if y is None:
+        return X, None
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        warnings.warn(f"{owner}: y is a column vector; it was flattened to 1-D.", stacklevel=3)
+        y = y.ravel()
+    if y.ndim != 1:
+        raise ValueError(f"{owner}: y must be 1-D (n_samples,); got shape {y.shape}.")
+    if y.shape[0] != X.shape[0]:
+        raise ValueError(
+            f"{owner}: X and y have inconsistent numbers of samples: X has {X.shape[0]} rows, "
+            f"y has {y.shape[0]} labels."
+        )
+    if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
+        raise ValueError(f"{owner}: y contains NaN or infinity.")
+    n_classes = len(np.unique(y))
+    if n_classes < min_classes:
+        raise ValueError(
+            f"{owner}: y has {n_classes} class(es); supervised metric learning needs at least "
+            f"{min_classes} classes (the labels only contain {np.unique(y)[:5].tolist()})."
+        )
+    return X, y
+
+
+def encode_labels(y) -> tuple[np.ndarray, np.ndarray]:
+    """Return ``(classes, codes)`` with ``codes`` int32 in ``[0, n_classes)``."""
+    classes, codes = np.unique(np.asarray(y), return_inverse=True)
+    return classes, codes.astype(np.int32)
+
+
+def check_n_components(n_components, n_features: int, *, owner: str, upper: int | None = None) -> int:
+    """Resolve ``n_components`` (None -> ``upper`` or ``n_features``) and check its range."""
+    hi = n_features if upper is None else upper
+    if n_components is None:
+        return hi
+    if isinstance(n_components, bool) or not isinstance(n_components, numbers.Integral):
+        raise ValueError(f"{owner}: n_components must be an int or None; got {n_components!r}.")
+    if not 1 <= n_components <= hi:
+        raise ValueError(
+            f"{owner}: n_components={n_components} is out of range; it must be between 1 and "
+            f"{hi} (n_features={n_features})."
+        )
+    return int(n_components)

@@ -1,0 +1,117 @@
+"""Base classes: every estimator stores its ``__init__`` arguments and delegates to ``jaxdml.fit``."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._validation import Interval, Options, check_params
+from ..solvers import fit as _fit
+
+__all__ = ["BaseMetricLearner", "GradientMetricLearner"]
+
+
+class BaseMetricLearner(TransformerMixin, BaseEstimator):
+    """A Mahalanobis metric learner with scikit-learn's transformer API.
+
+    Subclasses set ``_method`` (the name passed to :func:`jaxdml.fit` as ``loss``), list their
+    hyper-parameters in ``_parameter_constraints`` and, when some ``__init__`` arguments are not
+    plain keyword arguments of :func:`jaxdml.fit`, override :meth:`_fit_kwargs`.
+
+    After ``fit`` the learned map is ``components_`` (L, shape (n_components, n_features)) and the
+    metric ``metric_`` (M = L^T L); ``transform(X) = X @ components_.T``.
+    """
+
+    _method: str = ""
+    _supervised: bool = True
+    _parameter_constraints: dict = {}
+
+    # ------------------------------------------------------------------ fitting
+    def _fit_kwargs(self) -> dict:
+        """Keyword arguments for :func:`jaxdml.fit` (default: every constructor parameter)."""
+        return self.get_params(deep=False)
+
+    def fit(self, X, y=None):
+        """Learn the metric from ``X`` (n_samples, n_features) and labels ``y``."""
+        check_params(self.get_params(deep=False), self._parameter_constraints, owner=type(self).__name__)
+        if self._supervised:
+            X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2, y_numeric=False)
+        else:
+            X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+        result = _fit(X, y, loss=self._method, **self._fit_kwargs())
+        self._store(result)
+        return self
+
+    def _store(self, result) -> None:
+        self.result_ = result
+        self.components_ = np.asarray(result.L, dtype=np.float64)
+        self.metric_ = np.asarray(result.M, dtype=np.float64)
+        self.n_iter_ = int(result.n_iter)
+        self.converged_ = bool(result.converged)
+        self.loss_curve_ = np.asarray(result.loss_history)
+        if result.classes is not None:
+            self.classes_ = result.classes
+        self._n_features_out = self.components_.shape[0]
+
+    # ------------------------------------------------------------------ using the metric
+    def transform(self, X):
+        """Embed ``X`` with the learned map: ``X @ components_.T``."""
+        check_is_fitted(self, "components_")
+        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+        return X @ self.components_.T.astype(X.dtype, copy=False)
+
+    def metric(self) -> np.ndarray:
+        """The learned metric matrix ``M = L^T L`` (n_features, n_features)."""
+        check_is_fitted(self, "metric_")
+        return self.metric_
+
+    def transformer(self) -> np.ndarray:
+        """The learned linear map ``L`` (n_components, n_features)."""
+        check_is_fitted(self, "components_")
+        return self.components_
+
+    get_mahalanobis_matrix = metric
+
+    def pair_distance(self, pairs) -> np.ndarray:
+        """Distances for an array of pairs of shape (n_pairs, 2, n_features)."""
+        check_is_fitted(self, "components_")
+        pairs = np.asarray(pairs, dtype=np.float64)
+        if pairs.ndim != 3 or pairs.shape[1] != 2 or pairs.shape[2] != self.n_features_in_:
+            raise ValueError(
+                f"pairs must have shape (n_pairs, 2, {self.n_features_in_}); got {pairs.shape}."
+            )
+        diff = (pairs[:, 0] - pairs[:, 1]) @ self.components_.T
+        return np.sqrt(np.sum(diff * diff, axis=1))
+
+    def get_metric(self):
+        """A function ``d(u, v)`` computing the learned distance between two 1-D points."""
+        check_is_fitted(self, "components_")
+        L = self.components_.copy()
+
+        def distance(u, v):
+            diff = L @ (np.asarray(u, dtype=np.float64) - np.asarray(v, dtype=np.float64))
+            return float(np.sqrt(diff @ diff))
+
+        return distance
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = self._supervised
+        return tags
+
+
+class GradientMetricLearner(BaseMetricLearner):
+    """Base for the methods trained by the optax driver (a pure loss in ``L`` or ``M``)."""
+
+    _parameter_constraints = {
+        "n_components": [Interval(numbers.Integral, 1, None), None],
+        "max_iter": [Interval(numbers.Integral, 1, None), None],
+        "tol": [Interval(numbers.Real, 0, None)],
+        "init": [Options({"auto", "identity", "pca", "lda", "random"}), "array-like"],
+        "learning_rate": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "random_state": ["random_state"],
+        "verbose": [Interval(numbers.Integral, 0, None), "boolean"],
+    }

@@ -1,0 +1,150 @@
+"""Linear-algebra helpers shared by losses, solvers and estimators.
+
+Distances are always computed with the GEMM identity ``|a - b|^2 = |a|^2 + |b|^2 - 2 a.b`` on
+row blocks, never by materialising an ``(n, n, d)`` tensor of differences.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+__all__ = [
+    "symmetrize",
+    "pairwise_sq_dists",
+    "metric_from_components",
+    "components_from_metric",
+    "sq_mahalanobis",
+    "metric_view",
+    "block_size",
+    "sum_over_blocks",
+    "weighted_scatter",
+]
+
+#: Default number of array elements a block of pairwise work may hold (64 MiB of float32).
+DEFAULT_BLOCK_ELEMENTS = 1 << 24
+
+
+def symmetrize(M):
+    """Return ``(M + M^T) / 2``."""
+    return 0.5 * (M + jnp.swapaxes(M, -1, -2))
+
+
+def pairwise_sq_dists(A, B=None):
+    """Squared Euclidean distances between the rows of ``A`` (n, d) and ``B`` (m, d).
+
+    Uses one matrix product; results are clipped at zero to remove round-off negatives.
+    """
+    B = A if B is None else B
+    sa = jnp.sum(A * A, axis=-1)
+    sb = jnp.sum(B * B, axis=-1)
+    return jnp.maximum(sa[:, None] + sb[None, :] - 2.0 * A @ B.T, 0.0)
+
+
+def metric_from_components(L):
+    """``M = L^T L`` for ``L`` of shape (n_components, n_features)."""
+    return L.T @ L
+
+
+def components_from_metric(M, *, tol: float | None = None) -> np.ndarray:
+    """A square matrix ``L`` with ``L^T L = M`` for a symmetric PSD ``M`` (host-side, float64).
+
+    ``L = diag(sqrt(w)) V^T`` from ``eigh`` of the symmetrised ``M``, rows ordered by decreasing
+    eigenvalue. Eigenvalues within ``tol`` of zero (default ``d * eps * max|w|`` scaled, as in
+    ``numpy.linalg.matrix_rank``) are treated as zero; a clearly negative eigenvalue raises
+    ``NonPSDError``.
+    """
+    from .exceptions import NonPSDError
+
+    M = np.asarray(M, dtype=np.float64)
+    M = 0.5 * (M + M.T)
+    w, V = np.linalg.eigh(M)
+    scale = float(np.max(np.abs(w))) if w.size else 0.0
+    if tol is None:
+        tol = 10 * M.shape[0] * np.finfo(np.float64).eps * scale
+    if w.size and w[0] < -max(tol, 1e-6 * scale):
+        raise NonPSDError(
+            f"The metric matrix is not positive semidefinite (smallest eigenvalue {w[0]:.3g})."
+        )
+    w = np.where(w > tol, w, 0.0)
+    order = np.argsort(w)[::-1]
+    return np.sqrt(w[order])[:, None] * V[:, order].T
+
+
+def sq_mahalanobis(M, a, b):
+    """Squared Mahalanobis distance ``(a-b)^T M (a-b)`` (broadcast over leading axes)."""
+    diff = a - b
+    return jnp.einsum("...i,ij,...j->...", diff, M, diff)
+
+
+def metric_view(params, X, param: str):
+    """Factor the squared distance under ``params`` as ``s_i + s_j - 2 <left_i, right_j>``.
+
+    For ``param == "L"``: ``left = right = X L^T``; for ``param == "M"``: ``left = X M``,
+    ``right = X``. Returns ``(left, right, s)`` with ``s_i = <left_i, right_i>``.
+    """
+    if param == "L":
+        left = X @ params.T
+        right = left
+    elif param == "M":
+        left = X @ symmetrize(params)
+        right = X
+    else:  # pragma: no cover - guarded by the registry
+        raise ValueError(f"unknown parametrization {param!r}")
+    s = jnp.sum(left * right, axis=-1)
+    return left, right, s
+
+
+def view_sq_dists(view, rows, cols=None):
+    """Squared distances between ``rows`` (index array) and ``cols`` (index array or all)."""
+    left, right, s = view
+    lr = left[rows]
+    if cols is None:
+        rc, sc = right, s
+    else:
+        rc, sc = right[cols], s[cols]
+    return jnp.maximum(s[rows][:, None] + sc[None, :] - 2.0 * lr @ rc.T, 0.0)
+
+
+def block_size(n_rows: int, row_elements: int, budget: int | None = None) -> int:
+    """Rows per block so that ``rows * row_elements <= budget`` elements (at least 1)."""
+    budget = DEFAULT_BLOCK_ELEMENTS if budget is None else int(budget)
+    b = max(1, budget // max(1, row_elements))
+    return int(min(n_rows, b))
+
+
+def sum_over_blocks(fn: Callable, n: int, block: int):
+    """``sum_b fn(rows_b, valid_b)`` over row blocks of ``range(n)``.
+
+    ``rows_b`` is an int32 index array of length ``block`` (the last block is padded with index 0
+    and ``valid_b`` False). With several blocks the body is rematerialised in the backward pass
+    (``jax.checkpoint``), so reverse-mode memory stays at one block, not ``n`` rows of pairwise work.
+    """
+    n_blocks = -(-n // block)
+    idx = jnp.arange(n_blocks * block, dtype=jnp.int32)
+    valid = idx < n
+    idx = jnp.where(valid, idx, 0)
+    if n_blocks == 1:
+        return fn(idx, valid)
+    body = jax.checkpoint(lambda args: fn(*args))
+    parts = jax.lax.map(body, (idx.reshape(n_blocks, block), valid.reshape(n_blocks, block)))
+    return jax.tree_util.tree_map(lambda p: jnp.sum(p, axis=0), parts)
+
+
+def weighted_scatter(X, W):
+    """``sum_ij W_ij (x_i - x_j)(x_i - x_j)^T = X^T (diag(S 1) - S) X`` with ``S = W + W^T``.
+
+    The Laplacian form avoids the ``(n, n, d, d)`` outer-product tensor.
+    """
+    S = W + W.T
+    lap = jnp.diag(jnp.sum(S, axis=1)) - S
+    return X.T @ lap @ X
+
+
+def pair_scatter(X, a, b, w=None):
+    """``sum_p w_p (x_{a_p} - x_{b_p})(x_{a_p} - x_{b_p})^T`` for index arrays ``a``, ``b``."""
+    D = X[a] - X[b]
+    return D.T @ (D if w is None else D * w[:, None])

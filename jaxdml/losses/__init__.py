@@ -1,0 +1,20 @@
+"""Pure, differentiable distance metric learning losses.
+
+Each loss is ``loss(params, problem, **hyper) -> scalar``: parameters first (the linear map ``L``
+or the metric ``M``), data through a problem pytree from :func:`jaxdml.make_problem`,
+hyper-parameters keyword-only. They compose with ``jax.grad``, ``jax.jit`` and ``jax.vmap``.
+"""
+
+from ._lmnn import lmnn, lmnn_metric
+from ._nca import nca
+from ._registry import REGISTRY, LossSpec, get, register
+
+register("nca", LossSpec(nca, "L", max_iter=100))
+register("lmnn", LossSpec(lmnn, "L", needs=frozenset({"targets"}), max_iter=200))
+register(
+    "lmnn_metric",
+    LossSpec(lmnn_metric, "M", needs=frozenset({"targets"}), optimizer="adam",
+             learning_rate=1e-2, max_iter=300, projection="psd"),
+)
+
+__all__ = ["nca", "lmnn", "lmnn_metric", "LossSpec", "register", "get", "REGISTRY"]

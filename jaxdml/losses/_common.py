@@ -1,0 +1,30 @@
+"""Shared pieces of the pure losses."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from .. import linalg
+
+
+def n_valid(problem):
+    """Number of real (unpadded) samples, at least 1."""
+    return jnp.maximum(jnp.sum(problem.sample_mask), 1.0)
+
+
+def row_block(problem, row_elements: int, block_elements: int | None) -> int:
+    """Static anchor-block size for pairwise work of ``row_elements`` per anchor."""
+    return linalg.block_size(problem.X.shape[0], row_elements, block_elements)
+
+
+def masked_softmax_parts(logits, allowed):
+    """Unnormalised softmax weights ``exp(logits - max) * allowed`` along the last axis.
+
+    The max is taken over allowed entries only and held constant (it cancels in every ratio built
+    from the weights), so the exponentials never overflow and masked entries contribute exactly 0.
+    """
+    neg = jnp.finfo(logits.dtype).min
+    m = jnp.max(jnp.where(allowed, logits, neg), axis=-1, keepdims=True)
+    m = jax.lax.stop_gradient(jnp.where(m > neg, m, 0.0))
+    return jnp.where(allowed, jnp.exp(jnp.minimum(logits - m, 0.0)), 0.0)

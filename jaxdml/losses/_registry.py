@@ -1,0 +1,47 @@
+"""Name -> loss specification table used by :func:`jaxdml.fit` and the estimators."""
+
+from __future__ import annotations
+
+from typing import Callable, NamedTuple, Optional
+
+
+class LossSpec(NamedTuple):
+    """How the driver should treat a registered loss.
+
+    Attributes
+    ----------
+    fn : the pure loss ``fn(params, problem, **hyper) -> scalar``.
+    param : ``"L"`` (linear map, any n_components) or ``"M"`` (PSD metric, full dimension).
+    needs : problem fields the loss requires (``"targets"``, ``"centroids"``).
+    optimizer : default optimizer name (see :func:`jaxdml.solvers.make_optimizer`).
+    learning_rate : default learning rate for first-order optimizers (ignored by L-BFGS).
+    max_iter : default iteration budget.
+    projection : name of the projection applied after each step (``"psd"``) or None.
+    """
+
+    fn: Callable
+    param: str
+    needs: frozenset = frozenset()
+    optimizer: str = "lbfgs"
+    learning_rate: Optional[float] = None
+    max_iter: int = 100
+    projection: Optional[str] = None
+
+
+REGISTRY: dict[str, LossSpec] = {}
+
+
+def register(name: str, spec: LossSpec) -> None:
+    """Register a named loss so that ``jaxdml.fit(X, y, loss=name)`` can use it."""
+    if spec.param not in ("L", "M"):
+        raise ValueError(f"param must be 'L' or 'M'; got {spec.param!r}")
+    REGISTRY[name] = spec
+
+
+def get(name: str) -> LossSpec:
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise ValueError(
+            f"Unknown loss {name!r}. Valid gradient losses: {sorted(REGISTRY)}."
+        ) from None

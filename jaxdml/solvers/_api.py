@@ -1,0 +1,358 @@
+"""``jaxdml.fit``: validate -> build the problem -> initialise -> solve -> FittedMetric."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import numbers
+import warnings
+from typing import Callable, NamedTuple, Optional
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from .. import losses as _losses
+from .._validation import Interval, check_data, check_n_components, check_params, encode_labels
+from ..eigen import lda_components, pca_components
+from ..exceptions import ConvergenceWarning
+from ..linalg import components_from_metric
+from ..problems import bucket_size, make_problem
+from ..projections import projection_psd
+from ._driver import make_optimizer, minimize
+from ._init import initial_components
+from ._result import FittedMetric
+
+__all__ = ["fit", "register_solver", "SolverSpec", "SOLVERS", "available_methods"]
+
+
+class SolverSpec(NamedTuple):
+    """A method that is not a plain optax-driven loss (closed form, Bregman projections, ...).
+
+    ``fn(X, codes, n_classes, *, n_components, random_state, max_iter, tol, verbose, **hyper)``
+    receives validated float64 data and label codes and returns a dict with at least ``L``
+    (and optionally ``metric``, ``n_iter``, ``converged``, ``loss_history``, ``loss``, ``info``).
+    ``max_components(n_features, n_classes)`` bounds ``n_components`` (None: n_features).
+    """
+
+    fn: Callable
+    supervised: bool = True
+    max_components: Optional[Callable] = None
+    full_rank_only: bool = False
+    constraints: dict = {}
+
+
+SOLVERS: dict[str, SolverSpec] = {}
+
+#: hyper-parameters consumed by make_problem rather than by the loss
+_PROBLEM_KEYS = ("n_impostors", "n_centroids")
+
+_LOSS_CONSTRAINTS = {
+    "mu": [Interval(numbers.Real, 0, 1, closed="neither")],
+    "margin": [Interval(numbers.Real, 0, None, closed="neither")],
+}
+
+
+def register_solver(name: str, spec: SolverSpec) -> None:
+    """Register a non-gradient method under ``name`` for :func:`fit`."""
+    SOLVERS[name] = spec
+
+
+def available_methods() -> list[str]:
+    """Every name :func:`fit` accepts as ``loss``."""
+    return sorted(set(SOLVERS) | set(_losses.REGISTRY))
+
+
+# --------------------------------------------------------------------------- closed forms
+def _euclidean(X, codes, n_classes, *, n_components, **_):
+    return dict(L=np.eye(X.shape[1]))
+
+
+def _pca(X, codes, n_classes, *, n_components, **_):
+    L, w = pca_components(jnp.asarray(X), n_components)
+    w = np.asarray(w, dtype=np.float64)
+    return dict(L=np.asarray(L, np.float64), info=dict(explained_variance=w[:n_components],
+                                                        explained_variance_ratio=w[:n_components] / max(w.sum(), 1e-300)))
+
+
+def _lda(X, codes, n_classes, *, n_components, reg=1e-6, **_):
+    L, w = lda_components(jnp.asarray(X), jnp.asarray(codes), n_components, n_classes, reg)
+    return dict(L=np.asarray(L, np.float64) * np.sqrt(X.shape[0]), info=dict(eigenvalues=np.asarray(w)[:n_components]))
+
+
+register_solver("euclidean", SolverSpec(_euclidean, supervised=False, full_rank_only=True))
+register_solver("pca", SolverSpec(_pca, supervised=False))
+register_solver(
+    "lda",
+    SolverSpec(_lda, max_components=lambda d, c: min(d, c - 1),
+               constraints={"reg": [Interval(numbers.Real, 0, 1, closed="left")]}),
+)
+
+
+# --------------------------------------------------------------------------- gradient losses
+def _kw_names(fn) -> set:
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):  # pragma: no cover
+        return set()
+    if any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values()):
+        return {"*"}
+    return {p.name for p in list(sig.parameters.values())[2:]}
+
+
+@functools.lru_cache(maxsize=None)
+def _combined_loss(names: tuple):
+    fns = tuple(_losses.get(n).fn for n in names)
+    accepted = tuple(_kw_names(f) for f in fns)
+
+    def combined(params, problem, *, weights, **hyper):
+        total = 0.0
+        for i, (f, acc) in enumerate(zip(fns, accepted)):
+            kw = {k: v for k, v in hyper.items() if "*" in acc or k in acc}
+            total = total + weights[i] * f(params, problem, **kw)
+        return total
+
+    combined.__name__ = "+".join(names)
+    return combined
+
+
+def _resolve_gradient(loss):
+    """Return ``(fn, spec, name, extra_hyper)`` for a named, combined or callable loss."""
+    if isinstance(loss, str):
+        spec = _losses.get(loss)
+        return spec.fn, spec, loss, {}
+    if isinstance(loss, dict):
+        if not loss:
+            raise ValueError("A combined loss needs at least one {name: weight} entry.")
+        names = tuple(loss)
+        specs = [_losses.get(n) for n in names]
+        params = {s.param for s in specs}
+        if len(params) != 1:
+            raise ValueError(
+                f"Cannot combine losses with different parametrizations: "
+                f"{ {n: s.param for n, s in zip(names, specs)} } (all must be 'L' or all 'M')."
+            )
+        weights = []
+        for n in names:
+            w = loss[n]
+            if isinstance(w, bool) or not isinstance(w, numbers.Real) or not np.isfinite(w):
+                raise ValueError(f"The weight of loss {n!r} must be a finite number; got {w!r}.")
+            weights.append(float(w))
+        first = specs[0]
+        spec = first._replace(
+            fn=_combined_loss(names),
+            needs=frozenset().union(*(s.needs for s in specs)),
+            max_iter=max(s.max_iter for s in specs),
+            optimizer="lbfgs" if all(s.optimizer == "lbfgs" for s in specs) else first.optimizer,
+        )
+        return spec.fn, spec, "+".join(names), {"weights": jnp.asarray(weights)}
+    if callable(loss):
+        spec = _losses.LossSpec(loss, "L", needs=frozenset({"targets"}))
+        return loss, spec, getattr(loss, "__name__", "callable"), {}
+    raise ValueError(
+        f"loss must be a name, a dict of {{name: weight}} or a callable f(L, problem); got {loss!r}. "
+        f"Valid names: {available_methods()}."
+    )
+
+
+def _check_hyper(fn, name, hyper):
+    acc = _kw_names(fn)
+    if name in _losses.REGISTRY or "+" in name:
+        unknown = [k for k in hyper if k not in acc and "*" not in acc and k != "weights"]
+        if unknown:
+            raise ValueError(
+                f"Unknown hyper-parameter(s) {unknown} for loss {name!r}; it accepts "
+                f"{sorted(acc - {'block_elements'}) or 'none'}."
+            )
+    check_params(hyper, _LOSS_CONSTRAINTS, owner=f"loss {name!r}")
+
+
+def fit(
+    X=None,
+    y=None,
+    *,
+    loss="nca",
+    n_components: int | None = None,
+    max_iter: int | None = None,
+    tol: float = 1e-5,
+    optimizer=None,
+    learning_rate: float | None = None,
+    init="auto",
+    n_neighbors: int = 3,
+    projection="auto",
+    random_state=None,
+    pad_to="auto",
+    verbose: int = 0,
+    **hyper,
+) -> FittedMetric:
+    """Learn a distance metric from labelled data.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,)
+        Class labels (any hashable values; strings work). Optional for unsupervised methods.
+    loss : str, dict or callable, default="nca"
+        A registered method name (see :func:`available_methods`: ``"nca"``, ``"lmnn"``,
+        ``"lmnn_metric"``, ``"pca"``, ``"lda"``, ...), a weighted combination of gradient losses
+        such as ``{"lmnn": 1.0, "nca": 0.5}``, or a callable ``f(L, problem) -> scalar``.
+    n_components : int, optional
+        Output dimension (rows of ``L``). Default: full dimension (LDA: ``n_classes - 1``).
+    max_iter : int, optional
+        Iteration budget (default per method).
+    tol : float, default=1e-5
+        Relative improvement below which the optimisation stops.
+    optimizer : optax.GradientTransformation or str, optional
+        Default per method (L-BFGS for smooth full-batch losses, Adam for projected ones).
+    learning_rate : float, optional
+        For first-order optimizers.
+    init : {"auto", "identity", "pca", "lda", "random"} or array, default="auto"
+    n_neighbors : int, default=3
+        Target neighbours per sample (LMNN and callable losses).
+    projection : "auto", callable or None
+        Applied after each step; "auto" uses the method's own (PSD cone for metric losses).
+    random_state : int, RandomState or None
+    pad_to : "auto", int or None
+        Pad the training rows to a bucket size so that similar-sized data reuse compiled code.
+    verbose : int
+        Print the loss every ``verbose`` iterations (every 10 for 1).
+    **hyper
+        Method hyper-parameters (e.g. ``mu``, ``margin`` for LMNN). Floats are traced (changing
+        them does not recompile).
+
+    Returns
+    -------
+    FittedMetric
+
+    Examples
+    --------
+    >>> import jaxdml
+    >>> from sklearn.datasets import load_iris
+    >>> X, y = load_iris(return_X_y=True)
+    >>> metric = jaxdml.fit(X, y, loss="lmnn", max_iter=20)
+    >>> metric.transform(X).shape
+    (150, 4)
+    """
+    if isinstance(loss, str) and loss in SOLVERS:
+        return _fit_solver(loss, X, y, n_components=n_components, max_iter=max_iter, tol=tol,
+                           random_state=random_state, verbose=verbose, hyper=hyper)
+    if isinstance(loss, str) and loss not in _losses.REGISTRY:
+        raise ValueError(f"Unknown loss {loss!r}. Valid names: {available_methods()}.")
+    fn, spec, name, extra = _resolve_gradient(loss)
+    check_params(
+        dict(max_iter=max_iter, tol=tol, n_neighbors=n_neighbors, verbose=verbose, learning_rate=learning_rate),
+        dict(max_iter=[Interval(numbers.Integral, 1, None), None], tol=[Interval(numbers.Real, 0, None)],
+             n_neighbors=[Interval(numbers.Integral, 1, None)], verbose=[Interval(numbers.Integral, 0, None), "boolean"],
+             learning_rate=[Interval(numbers.Real, 0, None, closed="neither"), None]),
+        owner="jaxdml.fit",
+    )
+    problem_kw = {k: hyper.pop(k) for k in _PROBLEM_KEYS if k in hyper}
+    _check_hyper(fn, name, hyper)
+    X, y = check_data(X, y, owner="jaxdml.fit")
+    classes, codes = encode_labels(y)
+    n, d = X.shape
+    if spec.param == "M":
+        if n_components not in (None, d):
+            raise ValueError(
+                f"loss {name!r} learns a full metric M (n_features={d}); n_components={n_components} "
+                "is not supported. Use the L form (e.g. loss='lmnn') or reduce with PCA first."
+            )
+        n_components = d
+    n_components = check_n_components(n_components, d, owner="jaxdml.fit")
+    needs_targets = "targets" in spec.needs
+    if needs_targets and n_neighbors >= n:
+        raise ValueError(f"n_neighbors={n_neighbors} must be smaller than n_samples={n}.")
+    bucket = bucket_size(n) if pad_to == "auto" else (n if pad_to is None else int(pad_to))
+    problem = make_problem(
+        X, y, n_neighbors=n_neighbors if needs_targets else None, pad_to=bucket,
+        random_state=random_state, **problem_kw,
+    )
+    L0 = initial_components(init, X, codes, len(classes), n_components, random_state)
+    dtype = problem.X.dtype
+    params0 = jnp.asarray(L0 if spec.param == "L" else L0.T @ L0, dtype=dtype)
+
+    hyper = {**hyper, **extra}
+    if not isinstance(loss, (str, dict)):
+        try:
+            out = jax.eval_shape(lambda p: fn(p, problem, **hyper), params0)
+        except Exception as exc:
+            raise ValueError(f"The callable loss failed when called as f(L, problem): {exc}") from exc
+        if not hasattr(out, "shape") or out.shape != ():
+            raise ValueError(
+                f"The callable loss must return a scalar; it returned shape {getattr(out, 'shape', type(out))}."
+            )
+
+    if optimizer is None:
+        optimizer = make_optimizer(spec.optimizer)
+    elif isinstance(optimizer, str):
+        optimizer = make_optimizer(optimizer)
+    elif not isinstance(optimizer, optax.GradientTransformation):
+        raise ValueError(f"optimizer must be an optax.GradientTransformation or a name; got {optimizer!r}.")
+    if projection == "auto":
+        projection = projection_psd if spec.projection == "psd" else None
+    if learning_rate is None:
+        learning_rate = spec.learning_rate
+    max_iter = spec.max_iter if max_iter is None else max_iter
+
+    res = minimize(
+        fn, params0, problem, optimizer=optimizer, projection=projection, max_iter=max_iter,
+        tol=tol, learning_rate=learning_rate, hyper=hyper, verbose=verbose,
+    )
+    n_iter = int(res.n_iter)
+    hist = np.asarray(res.loss_history, dtype=np.float64)[: n_iter + 1]
+    hist = hist[np.isfinite(hist)]
+    params = np.asarray(res.params, dtype=np.float64)
+    if bool(res.failed):
+        if n_iter == 0 or hist.size == 0:
+            raise FloatingPointError(
+                f"loss {name!r} is not finite at the initial point; check the data scale and "
+                "hyper-parameters."
+            )
+        warnings.warn(
+            f"loss {name!r} became non-finite after {n_iter} iterations; returning the best finite "
+            "iterate.", RuntimeWarning, stacklevel=2,
+        )
+    elif not bool(res.converged):
+        warnings.warn(
+            f"{name}: the optimisation did not converge in max_iter={max_iter} iterations "
+            f"(tol={tol}); increase max_iter.", ConvergenceWarning, stacklevel=2,
+        )
+    if spec.param == "M":
+        M = 0.5 * (params + params.T)
+        L, metric = components_from_metric(M), M
+    else:
+        L, metric = params, None
+    return FittedMetric(
+        L=L, method=name, n_iter=n_iter, converged=bool(res.converged), loss_history=hist,
+        loss=float(res.loss), classes=classes, metric_=metric,
+        info=dict(failed=bool(res.failed), padded_rows=bucket - n),
+    )
+
+
+def _fit_solver(name, X, y, *, n_components, max_iter, tol, random_state, verbose, hyper) -> FittedMetric:
+    spec = SOLVERS[name]
+    check_params(hyper, spec.constraints, owner=f"method {name!r}")
+    if spec.supervised or y is not None:
+        X, y = check_data(X, y, owner="jaxdml.fit", min_classes=2 if spec.supervised else 1)
+        classes, codes = encode_labels(y)
+    else:
+        X, _ = check_data(X, None, owner="jaxdml.fit")
+        classes, codes = None, None
+    n, d = X.shape
+    n_classes = 0 if classes is None else len(classes)
+    upper = spec.max_components(d, n_classes) if spec.max_components else d
+    if spec.full_rank_only and n_components not in (None, d):
+        raise ValueError(f"method {name!r} learns a full-dimensional metric; n_components must be None or {d}.")
+    n_components = check_n_components(n_components, d, owner=f"jaxdml.fit(loss={name!r})", upper=upper)
+    out = spec.fn(X, codes, n_classes, n_components=n_components, random_state=random_state,
+                  max_iter=max_iter, tol=tol, verbose=verbose, **hyper)
+    metric = out.get("metric")
+    L = out["L"] if out.get("L") is not None else components_from_metric(metric)
+    return FittedMetric(
+        L=np.asarray(L, dtype=np.float64), method=name, n_iter=int(out.get("n_iter", 0)),
+        converged=bool(out.get("converged", True)),
+        loss_history=np.asarray(out.get("loss_history", np.zeros(0)), dtype=np.float64),
+        loss=out.get("loss"), classes=classes, info=out.get("info", {}),
+        metric_=None if metric is None else np.asarray(metric, dtype=np.float64),
+    )

@@ -1,0 +1,234 @@
+"""One optimisation driver for every gradient-trained method.
+
+``minimize`` runs the whole loop inside a single jitted ``lax.while_loop``: optax step, optional
+projection, best-value tracking, a fixed-size loss history and a stopping test. The compiled
+runner is cached per *static* configuration (loss function, optimizer, projection, ``max_iter``,
+integer hyper-parameters), while the parameters, the data pytree, float hyper-parameters, ``tol``
+and the learning rate are traced arguments: refitting data of the same shape, or changing a float
+hyper-parameter, does not recompile.
+"""
+
+from __future__ import annotations
+
+import functools
+import numbers
+import sys
+from typing import Any, Callable, NamedTuple, Optional
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+from optax import tree_utils as otu
+
+__all__ = ["SolverResult", "minimize", "make_optimizer", "split_hyper", "trace_count"]
+
+
+class SolverResult(NamedTuple):
+    """What :func:`minimize` returns (all JAX arrays).
+
+    Attributes
+    ----------
+    params : the best parameters seen (lowest loss, after projection).
+    loss : their loss value.
+    n_iter : number of optimizer steps taken.
+    converged : True when the stopping test (not ``max_iter``) ended the loop.
+    loss_history : (max_iter + 1,) loss at each iterate, NaN after the last one.
+    failed : True when a non-finite loss or gradient stopped the loop (``params`` is then the last
+        finite best iterate).
+    """
+
+    params: Any
+    loss: jax.Array
+    n_iter: jax.Array
+    converged: jax.Array
+    loss_history: jax.Array
+    failed: jax.Array
+
+
+@functools.lru_cache(maxsize=None)
+def make_optimizer(name: str) -> optax.GradientTransformationExtraArgs:
+    """A cached default optimizer by name; first-order ones take a traced learning rate.
+
+    ``"lbfgs"`` (zoom line search; for smooth full-batch losses), ``"adam"``, ``"sgd"``
+    (with Nesterov momentum 0.9) and ``"adagrad"``. Returning the same object for the same name
+    lets every fit with default settings share one compiled runner.
+    """
+    if name == "lbfgs":
+        return optax.lbfgs()
+    if name == "adam":
+        opt = optax.inject_hyperparams(optax.adam)(learning_rate=1e-2)
+    elif name == "sgd":
+        opt = optax.inject_hyperparams(optax.sgd)(learning_rate=1e-2, momentum=0.9, nesterov=True)
+    elif name == "adagrad":
+        opt = optax.inject_hyperparams(optax.adagrad)(learning_rate=1e-1)
+    else:
+        raise ValueError(f"Unknown optimizer {name!r}; use 'lbfgs', 'adam', 'sgd', 'adagrad' or an optax transformation.")
+    return optax.with_extra_args_support(opt)
+
+
+def split_hyper(hyper: dict) -> tuple[tuple, dict]:
+    """Split hyper-parameters into static ones (Python ints/bools/str/None: shape-affecting,
+    part of the compiled configuration) and traced ones (floats and arrays)."""
+    static, traced = [], {}
+    for k, v in hyper.items():
+        if v is None or isinstance(v, (bool, str, numbers.Integral)) or callable(v):
+            static.append((k, v))
+        else:
+            traced[k] = jnp.asarray(v)
+    return tuple(sorted(static, key=lambda kv: kv[0])), traced
+
+
+_TRACES = {"count": 0}
+
+
+def trace_count() -> int:
+    """How many times a runner has been traced (compiled) in this process; for tests."""
+    return _TRACES["count"]
+
+
+def _has_linesearch_state(state) -> bool:
+    try:
+        return otu.tree_get(state, "info") is not None and otu.tree_get(state, "value") is not None
+    except Exception:  # pragma: no cover - tree_get raises on ambiguous keys
+        return False
+
+
+def _print_progress(it, value):
+    print(f"  iter {int(it):5d}  loss {float(value): .6e}", file=sys.stderr, flush=True)
+
+
+@functools.lru_cache(maxsize=256)
+def _runner(loss_fn, optimizer, projection, max_iter, patience, static_hyper, print_every):
+    static_kw = dict(static_hyper)
+
+    def run(params0, problem, hyper, tol, learning_rate):
+        _TRACES["count"] += 1
+        f = lambda p: loss_fn(p, problem, **static_kw, **hyper)  # noqa: E731
+        state0 = optimizer.init(params0)
+        if learning_rate is not None:
+            try:
+                state0 = otu.tree_set(state0, learning_rate=jnp.asarray(learning_rate))
+            except Exception:
+                pass  # optimizer without an injected learning rate
+        linesearch = _has_linesearch_state(state0)
+        vg = optax.value_and_grad_from_state(f) if linesearch else jax.value_and_grad(f)
+        dtype = jnp.result_type(*jax.tree_util.tree_leaves(params0))
+        inf = jnp.asarray(jnp.inf, dtype)
+
+        def cond(c):
+            return (c["it"] < max_iter) & ~c["done"]
+
+        def body(c):
+            params, state = c["params"], c["state"]
+            value, grad = vg(params, state=state) if linesearch else vg(params)
+            finite = jnp.isfinite(value) & jnp.all(
+                jnp.asarray([jnp.all(jnp.isfinite(g)) for g in jax.tree_util.tree_leaves(grad)])
+            )
+            hist = c["hist"].at[c["it"]].set(value)
+            better = finite & (value < c["best"])
+            best_params = jax.tree_util.tree_map(
+                lambda new, old: jnp.where(better, new, old), params, c["best_params"]
+            )
+            gain = c["best"] - value
+            small = finite & (gain <= tol * jnp.maximum(jnp.abs(value), 1.0))
+            stall = jnp.where(small, c["stall"] + 1, 0)
+            best = jnp.where(better, value, c["best"])
+            if print_every:
+                jax.lax.cond(
+                    c["it"] % print_every == 0,
+                    lambda: jax.debug.callback(_print_progress, c["it"], value),
+                    lambda: None,
+                )
+            updates, state = optimizer.update(
+                grad, state, params, value=value, grad=grad, value_fn=f
+            )
+            new_params = optax.apply_updates(params, updates)
+            if projection is not None:
+                new_params = projection(new_params)
+            converged = stall >= patience
+            return dict(
+                params=new_params, state=state, it=c["it"] + 1, best=best,
+                best_params=best_params, stall=stall, hist=hist,
+                done=converged | ~finite, converged=converged, failed=~finite,
+            )
+
+        carry = dict(
+            params=params0, state=state0, it=jnp.asarray(0), best=inf, best_params=params0,
+            stall=jnp.asarray(0), hist=jnp.full((max_iter + 1,), jnp.nan, dtype),
+            done=jnp.asarray(False), converged=jnp.asarray(False), failed=jnp.asarray(False),
+        )
+        c = jax.lax.while_loop(cond, body, carry)
+        # The last update produced an iterate that has not been evaluated yet.
+        final = f(c["params"])
+        ok = jnp.isfinite(final) & ~c["failed"]
+        hist = jnp.where(ok, c["hist"].at[c["it"]].set(final), c["hist"])
+        better = ok & (final < c["best"])
+        params = jax.tree_util.tree_map(
+            lambda new, old: jnp.where(better, new, old), c["params"], c["best_params"]
+        )
+        best = jnp.where(better, final, c["best"])
+        return SolverResult(params, best, c["it"], c["converged"], hist, c["failed"])
+
+    return jax.jit(run)
+
+
+def minimize(
+    loss_fn: Callable,
+    params0,
+    problem,
+    *,
+    optimizer: Optional[optax.GradientTransformation] = None,
+    projection: Optional[Callable] = None,
+    max_iter: int = 100,
+    tol: float = 1e-5,
+    patience: int | None = None,
+    learning_rate: float | None = None,
+    hyper: Optional[dict] = None,
+    verbose: int = 0,
+) -> SolverResult:
+    """Minimise ``loss_fn(params, problem, **hyper)`` with an optax optimizer.
+
+    Parameters
+    ----------
+    loss_fn : callable
+        Pure scalar loss ``loss_fn(params, problem, **hyper)``.
+    params0 : array or pytree
+        Initial parameters.
+    problem : pytree
+        The data (e.g. from :func:`jaxdml.make_problem`); traced, so new data of the same shapes
+        reuse the compiled loop.
+    optimizer : optax.GradientTransformation, default L-BFGS
+        Any optax transformation. Optimizers built with ``optax.inject_hyperparams`` get
+        ``learning_rate`` as traced state.
+    projection : callable, optional
+        Applied to the parameters after every step (projected gradient), e.g.
+        :func:`jaxdml.projections.projection_psd`.
+    max_iter : int
+        Maximum number of steps (static: it sizes the loss history).
+    tol : float
+        Stop when the best loss improved by less than ``tol * max(|loss|, 1)`` for ``patience``
+        consecutive steps.
+    patience : int, optional
+        Default 2 for optimizers with a line search, 10 otherwise.
+    learning_rate : float, optional
+        Overrides the learning rate of an ``inject_hyperparams`` optimizer (traced).
+    hyper : dict, optional
+        Loss hyper-parameters. Floats/arrays are traced; Python ints, bools and strings are static.
+    verbose : int
+        If > 0, print the loss every ``verbose`` iterations (every 10 when ``verbose == 1``).
+
+    Returns
+    -------
+    SolverResult
+    """
+    optimizer = make_optimizer("lbfgs") if optimizer is None else optimizer
+    if not isinstance(optimizer, optax.GradientTransformationExtraArgs):
+        optimizer = optax.with_extra_args_support(optimizer)
+    if patience is None:
+        patience = 2 if _has_linesearch_state(jax.eval_shape(optimizer.init, params0)) else 10
+    static_hyper, traced = split_hyper(hyper or {})
+    print_every = 0 if not verbose else (10 if verbose == 1 else int(verbose))
+    run = _runner(loss_fn, optimizer, projection, int(max_iter), int(patience), static_hyper, print_every)
+    lr = None if learning_rate is None else jnp.asarray(learning_rate, jnp.result_type(float))
+    return run(params0, problem, traced, jnp.asarray(tol, jnp.result_type(float)), lr)

@@ -1,0 +1,56 @@
+"""Shared initialisers for the linear map ``L``."""
+
+from __future__ import annotations
+
+import numpy as np
+import jax.numpy as jnp
+from sklearn.utils import check_random_state
+
+from ..eigen import lda_components, pca_components
+
+INIT_OPTIONS = ("auto", "identity", "pca", "lda", "random")
+
+
+def initial_components(init, X: np.ndarray, codes, n_classes: int, n_components: int, random_state=None):
+    """Initial ``L`` (n_components, n_features) as a float64 NumPy array.
+
+    ``"auto"``: identity at full dimension, LDA when ``n_components <= n_classes - 1``, PCA
+    otherwise; ``"identity"`` (the first rows of I), ``"pca"``, ``"lda"``, ``"random"``
+    (standard normal) or an explicit array.
+    """
+    n, d = X.shape
+    if isinstance(init, str):
+        if init not in INIT_OPTIONS:
+            raise ValueError(f"init must be one of {INIT_OPTIONS} or an array; got {init!r}.")
+        if init == "auto":
+            if n_components == d:
+                init = "identity"
+            elif codes is not None and n_components <= n_classes - 1:
+                init = "lda"
+            else:
+                init = "pca"
+        if init == "identity":
+            return np.eye(n_components, d)
+        if init == "random":
+            return check_random_state(random_state).standard_normal((n_components, d))
+        if init == "pca":
+            L, _ = pca_components(jnp.asarray(X), n_components)
+            return np.asarray(L, dtype=np.float64)
+        if init == "lda":
+            if codes is None or n_components > n_classes - 1:
+                raise ValueError(
+                    f"init='lda' gives at most n_classes - 1 = {n_classes - 1} components; "
+                    f"n_components={n_components}."
+                )
+            L, _ = lda_components(jnp.asarray(X), jnp.asarray(codes), n_components, n_classes)
+            return np.asarray(L, dtype=np.float64) * np.sqrt(n)
+    L = np.asarray(init, dtype=np.float64)
+    if L.ndim != 2 or L.shape[1] != d:
+        raise ValueError(f"init array must have shape (n_components, {d}); got {L.shape}.")
+    if L.shape[0] != n_components:
+        raise ValueError(
+            f"init array has {L.shape[0]} rows but n_components={n_components}."
+        )
+    if not np.all(np.isfinite(L)):
+        raise ValueError("init array contains NaN or infinity.")
+    return L

@@ -1,0 +1,97 @@
+"""The object every fit returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import numpy as np
+
+__all__ = ["FittedMetric"]
+
+
+@dataclass
+class FittedMetric:
+    """A learned Mahalanobis distance: the linear map ``L`` and the metric ``M = L^T L``.
+
+    Attributes
+    ----------
+    L : ndarray of shape (n_components, n_features)
+        The learned linear map; ``transform(X) = X @ L.T``.
+    method : str
+        Name of the loss or solver that produced it.
+    n_iter : int
+        Optimisation steps taken (0 for closed-form methods).
+    converged : bool
+        Whether the stopping test (rather than the iteration budget) ended the optimisation.
+    loss_history : ndarray
+        Loss value at each iterate (empty for closed-form methods).
+    loss : float or None
+        Final (best) loss value.
+    classes : ndarray or None
+        The label values, in the order of the codes used internally.
+    info : dict
+        Method-specific diagnostics (eigenvalues, constraint satisfaction, ...).
+    """
+
+    L: np.ndarray
+    method: str = ""
+    n_iter: int = 0
+    converged: bool = True
+    loss_history: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    loss: Optional[float] = None
+    classes: Optional[np.ndarray] = None
+    info: dict = field(default_factory=dict)
+    metric_: Optional[np.ndarray] = None
+
+    @property
+    def M(self) -> np.ndarray:
+        """The metric matrix ``L^T L`` (n_features, n_features)."""
+        if self.metric_ is not None:
+            return self.metric_
+        return self.L.T @ self.L
+
+    @property
+    def n_components(self) -> int:
+        return self.L.shape[0]
+
+    @property
+    def n_features(self) -> int:
+        return self.L.shape[1]
+
+    def transform(self, X) -> np.ndarray:
+        """Embed ``X``: ``X @ L.T`` (squared Euclidean distances there are Mahalanobis under M)."""
+        X = np.asarray(X, dtype=np.result_type(np.asarray(X).dtype, np.float32))
+        if X.ndim != 2 or X.shape[1] != self.n_features:
+            raise ValueError(
+                f"X has shape {X.shape}; this metric was learned on {self.n_features} features."
+            )
+        return X @ self.L.T.astype(X.dtype, copy=False)
+
+    def pairwise_distances(self, X, Y=None, *, squared: bool = False) -> np.ndarray:
+        """Mahalanobis distances between the rows of ``X`` and ``Y`` (default ``X``)."""
+        A = self.transform(X)
+        B = A if Y is None else self.transform(Y)
+        D = (A * A).sum(1)[:, None] + (B * B).sum(1)[None, :] - 2.0 * A @ B.T
+        D = np.maximum(D, 0.0)
+        return D if squared else np.sqrt(D)
+
+    def pair_distance(self, a, b, *, squared: bool = False) -> np.ndarray:
+        """Distance between corresponding rows of ``a`` and ``b``."""
+        diff = self.transform(a) - self.transform(b)
+        d2 = (diff * diff).sum(axis=1)
+        return d2 if squared else np.sqrt(d2)
+
+    def save(self, path) -> None:
+        """Write ``L``, ``M`` and the diagnostics to a ``.npz`` file."""
+        np.savez(
+            path, L=self.L, M=self.M, method=self.method, n_iter=self.n_iter,
+            converged=self.converged, loss_history=self.loss_history,
+            classes=self.classes if self.classes is not None else np.zeros(0),
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"FittedMetric(method={self.method!r}, L.shape={self.L.shape}, n_iter={self.n_iter}, "
+            f"converged={self.converged}, loss={self.loss})"
+        )
