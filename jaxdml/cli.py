@@ -76,6 +76,7 @@ def _cmd_fit(args) -> int:
           f"total {np.sum(times):.2f} s")
     if args.out:
         sc = MinMaxScaler().fit(X)
+        kw.pop("pad_to")
         metric = jaxdml.fit(sc.transform(X), y, **kw)
         np.savez(args.out, L=metric.L, M=metric.M, scale_min=sc.min_, scale=sc.scale_,
                  classes=metric.classes, loss_history=metric.loss_history, method=str(args.loss))

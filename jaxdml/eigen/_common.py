@@ -17,15 +17,16 @@ def class_means(X, codes, n_classes: int, weights=None):
 
 
 def scatter_matrices(X, codes, n_classes: int):
-    """Between-class ``S_b = sum_c N_c (mu_c - mu)(mu_c - mu)^T`` and within-class
-    ``S_w = sum_c sum_{i in c} (x_i - mu_c)(x_i - mu_c)^T``."""
+    """Between-class ``S_b = sum_c N_c (mu_c - mu)(mu_c - mu)^T``, within-class
+    ``S_w = sum_c sum_{i in c} (x_i - mu_c)(x_i - mu_c)^T`` and the within-class residuals
+    ``x_i - mu_{y_i}`` (a factor of ``S_w``)."""
     mu = jnp.mean(X, axis=0)
     means, counts = class_means(X, codes, n_classes)
     Dm = means - mu
     Sb = (Dm * counts[:, None]).T @ Dm
     Xc = X - means[codes]
     Sw = Xc.T @ Xc
-    return symmetrize(Sb), symmetrize(Sw)
+    return symmetrize(Sb), symmetrize(Sw), Xc
 
 
 def sign_flip(V):
@@ -42,21 +43,37 @@ def top_eigh(S, n_components: int):
     return w[:n_components], sign_flip(V[:, :n_components]), w
 
 
-def whitener(B, reg):
-    """``P`` with ``P^T (B + eps I) P = I`` on the range kept, via ``eigh`` (robust when ``B`` is
-    singular): eigenvalues of ``B`` are floored at ``reg * max eigenvalue``."""
-    w, V = jnp.linalg.eigh(symmetrize(B))
-    floor = reg * jnp.maximum(jnp.max(w), jnp.finfo(w.dtype).tiny)
-    w = jnp.maximum(w, floor)
-    return V / jnp.sqrt(w)[None, :]
+def whitener(B=None, *, factor=None, reg=1e-6):
+    """``P`` (d, d) with ``P^T (B + floor) P = I``: a whitening map for the PSD matrix ``B``.
+
+    Prefer giving ``factor`` ``F`` with ``B = F^T F`` (e.g. within-class residuals): the SVD of the
+    column-standardised ``F`` is used, which keeps float32 accurate (forming ``F^T F`` would
+    square the condition number). Singular values are floored at ``sqrt(reg)`` times the largest,
+    i.e. eigenvalues of the standardised ``B`` at ``reg`` times the largest - the regularisation
+    of a singular ``B``. Constant columns (zero scale) are left unscaled.
+    """
+    if factor is not None and factor.shape[0] >= factor.shape[1]:
+        F = factor
+        std = jnp.sqrt(jnp.mean(F * F, axis=0))
+        std = jnp.where(std > jnp.finfo(F.dtype).eps * jnp.max(std), std, 1.0)
+        _, s, Vt = jnp.linalg.svd(F / std, full_matrices=False)
+        s = jnp.maximum(s, jnp.sqrt(reg) * jnp.maximum(s[0], jnp.finfo(F.dtype).tiny))
+        return (Vt.T / s[None, :]) / std[:, None]
+    if B is None:
+        B = factor.T @ factor
+    std = jnp.sqrt(jnp.maximum(jnp.diag(B), 0.0))
+    std = jnp.where(std > jnp.finfo(B.dtype).eps * jnp.max(std), std, 1.0)
+    w, V = jnp.linalg.eigh(symmetrize(B / jnp.outer(std, std)))
+    w = jnp.maximum(w, reg * jnp.maximum(jnp.max(w), jnp.finfo(w.dtype).tiny))
+    return (V / jnp.sqrt(w)[None, :]) / std[:, None]
 
 
-def generalized_eigh(A, B, n_components: int, reg):
+def generalized_eigh(A, B=None, n_components: int = 1, reg=1e-6, *, B_factor=None):
     """Leading solutions of ``A v = lambda B v`` (symmetric A, PSD B) by whitening ``B``.
 
     Returns ``(eigenvalues (all, descending), V (d, n_components))`` with ``V^T B_reg V = I``.
     """
-    P = whitener(B, reg)
+    P = whitener(B, factor=B_factor, reg=reg)
     w, U = jnp.linalg.eigh(symmetrize(P.T @ A @ P))
     w, U = w[::-1], U[:, ::-1]
     V = P @ U[:, :n_components]

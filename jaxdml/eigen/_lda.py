@@ -16,14 +16,15 @@ def lda_components(X, codes, n_components: int, n_classes: int, reg=1e-6):
     Maximises :math:`\operatorname{tr}((L S_w L^T)^{-1} L S_b L^T)`: the rows of ``L`` are the
     generalised eigenvectors of :math:`S_b v = \lambda S_w v` with the largest eigenvalues
     (at most ``n_classes - 1`` are informative), normalised so that :math:`L S_w L^T = I`.
-    ``S_w`` is regularised when singular: its eigenvalues are floored at ``reg`` times the largest
-    one (``reg`` is traced).
+    ``S_w`` is whitened through the SVD of the (feature-standardised) within-class residuals,
+    which stays accurate in float32, and regularised when singular: its standardised eigenvalues
+    are floored at ``reg`` times the largest (``reg`` is traced).
 
     Returns
     -------
     L : (n_components, n_features) array.
     eigenvalues : (n_features,) the generalised eigenvalues, descending.
     """
-    Sb, Sw = scatter_matrices(X, codes, n_classes)
-    w, V = generalized_eigh(Sb, Sw, n_components, reg)
+    Sb, Sw, residuals = scatter_matrices(X, codes, n_classes)
+    w, V = generalized_eigh(Sb, Sw, n_components, reg, B_factor=residuals)
     return V.T, w

@@ -27,4 +27,5 @@ def masked_softmax_parts(logits, allowed):
     neg = jnp.finfo(logits.dtype).min
     m = jnp.max(jnp.where(allowed, logits, neg), axis=-1, keepdims=True)
     m = jax.lax.stop_gradient(jnp.where(m > neg, m, 0.0))
-    return jnp.where(allowed, jnp.exp(jnp.minimum(logits - m, 0.0)), 0.0)
+    shifted = jnp.where(allowed, logits - m, 0.0)  # double where: no inf in the unused branch
+    return jnp.where(allowed, jnp.exp(shifted), 0.0)

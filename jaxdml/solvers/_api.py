@@ -24,7 +24,7 @@ from ._driver import make_optimizer, minimize
 from ._init import initial_components
 from ._result import FittedMetric
 
-__all__ = ["fit", "register_solver", "SolverSpec", "SOLVERS", "available_methods"]
+__all__ = ["fit", "register_solver", "SolverSpec", "SOLVERS", "available_methods", "x64_call"]
 
 
 class SolverSpec(NamedTuple):
@@ -65,20 +65,32 @@ def available_methods() -> list[str]:
 
 
 # --------------------------------------------------------------------------- closed forms
+def x64_call(fn, *args, **kwargs):
+    """Call a closed-form ``jnp`` solver in float64.
+
+    Closed-form methods solve small (d x d or N x N) symmetric eigenproblems whose conditioning
+    (e.g. a nearly singular within-class scatter) float32 cannot resolve; in float64 they match
+    scikit-learn to ~1e-8. Float inputs are cast; results come back as float64 NumPy arrays.
+    """
+    with jax.enable_x64(True):
+        cast = [jnp.asarray(a, jnp.float64) if isinstance(a, np.ndarray) and a.dtype.kind == "f" else a for a in args]
+        out = fn(*cast, **kwargs)
+        return jax.tree_util.tree_map(lambda a: np.asarray(a, dtype=np.float64), out)
+
+
 def _euclidean(X, codes, n_classes, *, n_components, **_):
     return dict(L=np.eye(X.shape[1]))
 
 
 def _pca(X, codes, n_classes, *, n_components, **_):
-    L, w = pca_components(jnp.asarray(X), n_components)
-    w = np.asarray(w, dtype=np.float64)
-    return dict(L=np.asarray(L, np.float64), info=dict(explained_variance=w[:n_components],
+    L, w = x64_call(pca_components, X, n_components)
+    return dict(L=L, info=dict(explained_variance=w[:n_components],
                                                         explained_variance_ratio=w[:n_components] / max(w.sum(), 1e-300)))
 
 
 def _lda(X, codes, n_classes, *, n_components, reg=1e-6, **_):
-    L, w = lda_components(jnp.asarray(X), jnp.asarray(codes), n_components, n_classes, reg)
-    return dict(L=np.asarray(L, np.float64) * np.sqrt(X.shape[0]), info=dict(eigenvalues=np.asarray(w)[:n_components]))
+    L, w = x64_call(lda_components, X, codes, n_components, n_classes, reg)
+    return dict(L=L * np.sqrt(X.shape[0]), info=dict(eigenvalues=w[:n_components]))
 
 
 register_solver("euclidean", SolverSpec(_euclidean, supervised=False, full_rank_only=True))
@@ -252,14 +264,14 @@ def fit(
     X, y = check_data(X, y, owner="jaxdml.fit")
     classes, codes = encode_labels(y)
     n, d = X.shape
-    if spec.param == "M":
-        if n_components not in (None, d):
-            raise ValueError(
-                f"loss {name!r} learns a full metric M (n_features={d}); n_components={n_components} "
-                "is not supported. Use the L form (e.g. loss='lmnn') or reduce with PCA first."
-            )
-        n_components = d
     n_components = check_n_components(n_components, d, owner="jaxdml.fit")
+    pre = None
+    if spec.param == "M" and n_components < d:
+        # A metric loss cannot constrain the rank of M; as the seed suggests, project onto the
+        # leading principal components first and learn the full metric there.
+        pre = x64_call(pca_components, X, n_components)[0]
+        X = X @ pre.T
+        n, d = X.shape
     needs_targets = "targets" in spec.needs
     if needs_targets and n_neighbors >= n:
         raise ValueError(f"n_neighbors={n_neighbors} must be smaller than n_samples={n}.")
@@ -268,7 +280,7 @@ def fit(
         X, y, n_neighbors=n_neighbors if needs_targets else None, pad_to=bucket,
         random_state=random_state, **problem_kw,
     )
-    L0 = initial_components(init, X, codes, len(classes), n_components, random_state)
+    L0 = initial_components(init, X, codes, len(classes), d if spec.param == "M" else n_components, random_state)
     dtype = problem.X.dtype
     params0 = jnp.asarray(L0 if spec.param == "L" else L0.T @ L0, dtype=dtype)
 
@@ -321,6 +333,8 @@ def fit(
     if spec.param == "M":
         M = 0.5 * (params + params.T)
         L, metric = components_from_metric(M), M
+        if pre is not None:
+            L, metric = L @ pre, None
     else:
         L, metric = params, None
     return FittedMetric(

@@ -33,17 +33,17 @@ def initial_components(init, X: np.ndarray, codes, n_classes: int, n_components:
             return np.eye(n_components, d)
         if init == "random":
             return check_random_state(random_state).standard_normal((n_components, d))
+        from ._api import x64_call
+
         if init == "pca":
-            L, _ = pca_components(jnp.asarray(X), n_components)
-            return np.asarray(L, dtype=np.float64)
+            return x64_call(pca_components, X, n_components)[0]
         if init == "lda":
             if codes is None or n_components > n_classes - 1:
                 raise ValueError(
                     f"init='lda' gives at most n_classes - 1 = {n_classes - 1} components; "
                     f"n_components={n_components}."
                 )
-            L, _ = lda_components(jnp.asarray(X), jnp.asarray(codes), n_components, n_classes)
-            return np.asarray(L, dtype=np.float64) * np.sqrt(n)
+            return x64_call(lda_components, X, codes, n_components, n_classes)[0] * np.sqrt(n)
     L = np.asarray(init, dtype=np.float64)
     if L.ndim != 2 or L.shape[1] != d:
         raise ValueError(f"init array must have shape (n_components, {d}); got {L.shape}.")

@@ -1,0 +1,33 @@
+import warnings
+
+import jax
+import numpy as np
+import pytest
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(0)
+
+
+@pytest.fixture
+def x64():
+    """Run the test body with 64-bit floats enabled."""
+    with jax.enable_x64(True):
+        yield
+
+
+@pytest.fixture
+def wine_scaled():
+    from sklearn.datasets import load_wine
+    from sklearn.preprocessing import minmax_scale
+
+    X, y = load_wine(return_X_y=True)
+    return minmax_scale(X), y
+
+
+@pytest.fixture(autouse=True)
+def _quiet_convergence():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", category=UserWarning)
+        yield

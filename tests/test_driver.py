@@ -1,0 +1,99 @@
+"""The optimisation driver: no recompiles, monotone best value, any optax optimizer, projections."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+import jaxdml
+from jaxdml import losses
+from jaxdml.projections import projection_psd
+from jaxdml.solvers import make_optimizer, minimize, trace_count
+
+
+def _problem(rng, n=40, d=5, pad_to=None, shift=0.0):
+    X = rng.normal(size=(n, d)) + shift
+    y = np.arange(n) % 3
+    X[:, 0] += y  # a discriminative direction
+    return jaxdml.make_problem(X, y, n_neighbors=3, pad_to=pad_to)
+
+
+def test_refit_same_shape_does_not_recompile(rng):
+    L0 = jnp.eye(5)
+    minimize(losses.nca, L0, _problem(rng), max_iter=15)
+    before = trace_count()
+    for seed in range(3):  # new data, new float hyper-parameter values, new tol
+        prob = _problem(np.random.default_rng(seed + 10))
+        minimize(losses.lmnn, L0, prob, max_iter=15, hyper={"mu": 0.3 + 0.1 * seed})
+        minimize(losses.nca, L0, prob, max_iter=15, tol=10.0 ** -(seed + 3))
+    first_lmnn = trace_count() - before  # only the first lmnn call may compile
+    assert first_lmnn == 1
+    # through the public fit(): folds of different sizes padded to one bucket compile once
+    X = rng.normal(size=(100, 4))
+    y = np.arange(100) % 2
+    jaxdml.fit(X[:90], y[:90], loss="nca", pad_to=96, max_iter=10)
+    before = trace_count()
+    for n in (91, 93, 95):
+        jaxdml.fit(X[:n], y[:n], loss="nca", pad_to=96, max_iter=10)
+    assert trace_count() == before
+
+
+def test_best_loss_is_monotone_and_returned(rng):
+    prob = _problem(rng)
+    for loss, opt, proj, P0 in [
+        (losses.nca, None, None, jnp.eye(5)),
+        (losses.lmnn, None, None, jnp.eye(5)),
+        (losses.lmnn, make_optimizer("adam"), None, jnp.eye(5)),
+        (losses.lmnn_metric, make_optimizer("adam"), projection_psd, jnp.eye(5)),
+    ]:
+        res = minimize(loss, P0, prob, optimizer=opt, projection=proj, max_iter=60)
+        hist = np.asarray(res.loss_history)
+        hist = hist[np.isfinite(hist)]
+        best = np.minimum.accumulate(hist)
+        assert best[-1] < hist[0]  # it learned something
+        assert np.all(np.diff(best) <= 0)
+        np.testing.assert_allclose(float(res.loss), best[-1], rtol=1e-6)
+        np.testing.assert_allclose(float(loss(res.params, prob)), float(res.loss), rtol=1e-4)
+        if loss is losses.nca and opt is None:  # L-BFGS with a line search decreases every step
+            assert np.all(np.diff(hist) <= 1e-6 * np.abs(hist[:-1]).max())
+
+
+def test_projection_keeps_iterates_psd(rng):
+    prob = _problem(rng)
+    res = minimize(losses.lmnn_metric, jnp.eye(5), prob, optimizer=optax.sgd(0.5),
+                   projection=projection_psd, max_iter=30)
+    assert np.linalg.eigvalsh(np.asarray(res.params, np.float64)).min() >= -1e-5
+
+
+def test_any_optax_optimizer_and_learning_rate(rng):
+    prob = _problem(rng)
+    for opt in (optax.adam(0.05), optax.chain(optax.clip_by_global_norm(1.0), optax.sgd(0.1)),
+                optax.inject_hyperparams(optax.rmsprop)(learning_rate=0.01)):
+        res = minimize(losses.nca, jnp.eye(5), prob, optimizer=opt, max_iter=40)
+        assert float(res.loss) < float(losses.nca(jnp.eye(5), prob))
+    # the injected learning rate is traced state: 0 means no movement at all
+    res = minimize(losses.nca, jnp.eye(5), prob, optimizer=make_optimizer("adam"), learning_rate=1e-30, max_iter=5)
+    np.testing.assert_allclose(np.asarray(res.params), np.eye(5), atol=1e-12)
+
+
+def test_convergence_flag_and_budget(rng):
+    prob = _problem(rng)
+    res = minimize(losses.nca, jnp.eye(5), prob, max_iter=3, tol=0.0)
+    assert int(res.n_iter) == 3 and not bool(res.converged)
+    res = minimize(losses.nca, jnp.eye(5), prob, max_iter=500, tol=1e-4)
+    assert bool(res.converged) and int(res.n_iter) < 500
+
+
+def test_non_finite_loss_is_reported(rng):
+    prob = _problem(rng)
+    bad = lambda L, p: jnp.sum(L) * jnp.nan  # noqa: E731
+    res = minimize(bad, jnp.eye(5), prob, max_iter=5)
+    assert bool(res.failed) and int(res.n_iter) == 1
+
+
+def test_vmap_over_initialisations(rng):
+    prob = _problem(rng)
+    L0s = jnp.stack([jnp.eye(5), 0.5 * jnp.eye(5)])
+    run = jax.vmap(lambda L: minimize(losses.nca, L, prob, optimizer=optax.adam(0.05), max_iter=20).loss)
+    vals = np.asarray(run(L0s))
+    assert vals.shape == (2,) and np.all(np.isfinite(vals))

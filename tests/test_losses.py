@@ -1,0 +1,129 @@
+"""Loss values and gradients against the seed's formulas, finite differences and invariants."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.test_util import check_grads
+
+import jaxdml
+from jaxdml import losses
+
+from . import _reference as ref
+
+
+def _data(rng, n=24, d=4, c=3):
+    X = rng.normal(size=(n, d))
+    y = np.arange(n) % c
+    return X, y
+
+
+def _rel(a, b):
+    return np.linalg.norm(np.asarray(a) - np.asarray(b)) / max(np.linalg.norm(np.asarray(b)), 1e-300)
+
+
+def test_nca_value_and_gradient_match_seed(rng, x64):
+    X, y = _data(rng)
+    L = rng.normal(size=(3, 4)) * 0.5
+    prob = jaxdml.make_problem(X, y, n_neighbors=None)
+    N = len(X)
+    value = float(losses.nca(jnp.asarray(L), prob))
+    assert abs(-N * value - ref.nca_objective(L, X, y)) < 1e-9
+    grad = np.asarray(jax.grad(losses.nca)(jnp.asarray(L), prob))
+    # nca() is -f / N, so its gradient is -grad f / N
+    assert _rel(-N * grad, ref.nca_gradient(L, X, y)) < 1e-6
+
+
+def test_lmnn_metric_value_and_subgradient_match_seed(rng, x64):
+    X, y = _data(rng, n=20)
+    prob = jaxdml.make_problem(X, y, n_neighbors=2)
+    targets = np.asarray(prob.targets)
+    A = rng.normal(size=(4, 4))
+    M = A.T @ A / 4
+    N = len(X)
+    for mu, margin in [(0.5, 1.0), (0.3, 2.0)]:
+        v = float(losses.lmnn_metric(jnp.asarray(M), prob, mu=mu, margin=margin))
+        assert abs(N * v - ref.lmnn_objective_M(M, X, y, targets, mu, margin)) < 1e-8
+        G = np.asarray(jax.grad(losses.lmnn_metric)(jnp.asarray(M), prob, mu=mu, margin=margin))
+        assert _rel(N * G, ref.lmnn_subgradient_M(M, X, y, targets, mu, margin)) < 1e-6
+
+
+def test_lmnn_L_and_M_forms_agree(rng, x64):
+    X, y = _data(rng)
+    prob = jaxdml.make_problem(X, y, n_neighbors=3)
+    L = jnp.asarray(rng.normal(size=(4, 4)))
+    assert abs(float(losses.lmnn(L, prob)) - float(losses.lmnn_metric(L.T @ L, prob))) < 1e-9
+    # chain rule: dE/dL = 2 L dE/dM (symmetrised)
+    gM = jax.grad(losses.lmnn_metric)(L.T @ L, prob)
+    gL = jax.grad(losses.lmnn)(L, prob)
+    assert _rel(gL, 2 * L @ (0.5 * (gM + gM.T))) < 1e-9
+
+
+@pytest.mark.parametrize("name", ["nca", "lmnn"])
+def test_check_grads_and_directional_fd(rng, x64, name):
+    X, y = _data(rng)
+    prob = jaxdml.make_problem(X, y, n_neighbors=3)
+    fn = getattr(losses, name)
+    L = jnp.asarray(rng.normal(size=(2, 4)) * 0.7)
+    f = jax.jit(lambda P: fn(P, prob))
+    if name == "nca":  # smooth: JAX's own numerical check of reverse mode
+        check_grads(f, (L,), order=1, modes=("rev",), atol=1e-5, rtol=1e-5)
+    V = jnp.asarray(rng.normal(size=L.shape))
+    eps = 1e-6
+    fd = (f(L + eps * V) - f(L - eps * V)) / (2 * eps)
+    assert abs(float(fd) - float(jnp.sum(jax.grad(f)(L) * V))) < 1e-5 * max(1.0, abs(float(fd)))
+
+
+@pytest.mark.parametrize("name", ["nca", "lmnn", "lmnn_metric"])
+def test_jit_vmap_and_blocking(rng, name):
+    X, y = _data(rng, n=40, d=5)
+    prob = jaxdml.make_problem(X, y, n_neighbors=3)
+    fn = getattr(losses, name)
+    Ls = jnp.asarray(rng.normal(size=(3, 5, 5)).astype(np.float32))
+    if name == "lmnn_metric":
+        Ls = jnp.einsum("bij,bik->bjk", Ls, Ls)
+    eager = np.array([float(fn(P, prob)) for P in Ls])
+    jitted = np.asarray(jax.jit(jax.vmap(fn, in_axes=(0, None)))(Ls, prob))
+    np.testing.assert_allclose(jitted, eager, rtol=1e-5)
+    # small blocks (several lax.map iterations + checkpointing) give the same value and gradient
+    g_full = jax.grad(fn)(Ls[0], prob)
+    g_blk = jax.grad(lambda P: fn(P, prob, block_elements=7 * 40 * 4))(Ls[0])
+    np.testing.assert_allclose(float(fn(Ls[0], prob, block_elements=7 * 40 * 4)), eager[0], rtol=1e-5)
+    np.testing.assert_allclose(g_blk, g_full, rtol=1e-4, atol=1e-5)
+    # users compose: jit(grad(loss))
+    assert jax.jit(jax.grad(fn))(Ls[0], prob).shape == Ls[0].shape
+
+
+@pytest.mark.parametrize("name", ["nca", "lmnn"])
+def test_padding_does_not_change_loss(rng, name, x64):
+    X, y = _data(rng, n=30)
+    fn = getattr(losses, name)
+    L = jnp.asarray(rng.normal(size=(4, 4)))
+    p0 = jaxdml.make_problem(X, y, n_neighbors=3)
+    p1 = jaxdml.make_problem(X, y, n_neighbors=3, pad_to=45)
+    assert p1.X.shape[0] == 45
+    vg = jax.jit(jax.value_and_grad(fn))
+    (v1, g1), (v0, g0) = vg(L, p1), vg(L, p0)
+    np.testing.assert_allclose(float(v1), float(v0), rtol=1e-12)
+    np.testing.assert_allclose(g1, g0, rtol=1e-10, atol=1e-12)
+
+
+def test_lmnn_with_all_candidates_equals_exact(rng, x64):
+    X, y = _data(rng, n=30)
+    L = jnp.asarray(rng.normal(size=(4, 4)))
+    exact = jaxdml.make_problem(X, y, n_neighbors=3)
+    cand = jaxdml.make_problem(X, y, n_neighbors=3, n_impostors=20)  # every other-class sample
+    np.testing.assert_allclose(float(losses.lmnn(L, cand)), float(losses.lmnn(L, exact)), rtol=1e-12)
+    few = jaxdml.make_problem(X, y, n_neighbors=3, n_impostors=3)  # a subset: a lower bound
+    assert float(losses.lmnn(L, few)) <= float(losses.lmnn(L, exact)) + 1e-12
+
+
+def test_make_problem_targets_are_same_class_nearest(rng):
+    X, y = _data(rng, n=30)
+    prob = jaxdml.make_problem(X, y, n_neighbors=2)
+    t = np.asarray(prob.targets)
+    D = ((X[:, None] - X[None]) ** 2).sum(-1)
+    for i in range(30):
+        same = np.flatnonzero((y == y[i]) & (np.arange(30) != i))
+        expect = same[np.argsort(D[i, same])[:2]]
+        assert set(t[i]) == set(expect)
