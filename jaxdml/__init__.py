@@ -6,19 +6,15 @@ The building blocks are pure functions: losses of the linear map ``L`` or the me
 :func:`jaxdml.fit` and the scikit-learn estimators are thin layers over them.
 """
 
-from . import eigen, linalg, losses, projections
+from . import classifiers, datasets, eigen, estimators, kernels, linalg, losses, projections
+from .classifiers import *  # noqa: F401,F403
+from .estimators import *  # noqa: F401,F403
 from .problems import LabeledProblem, PairsProblem, make_pairs_problem, make_problem
-from .solvers import FittedMetric, available_methods, fit, minimize
-from .estimators import LDA, LMNN, NCA, PCA, Euclidean
+from .solvers import FittedMetric, KernelFittedMetric, available_methods, fit, minimize
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Euclidean",
-    "PCA",
-    "LDA",
-    "NCA",
-    "LMNN",
     "fit",
     "minimize",
     "make_problem",
@@ -26,9 +22,15 @@ __all__ = [
     "LabeledProblem",
     "PairsProblem",
     "FittedMetric",
+    "KernelFittedMetric",
     "available_methods",
     "losses",
     "projections",
     "eigen",
     "linalg",
+    "kernels",
+    "classifiers",
+    "datasets",
+    *[n for n in estimators.__all__ if not n.endswith("Learner")],
+    *classifiers.__all__,
 ]

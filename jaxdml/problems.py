@@ -193,6 +193,7 @@ def make_problem(
     random_state=None,
     dtype=None,
     warn: bool = True,
+    targets=None,
 ) -> LabeledProblem:
     """Build a :class:`LabeledProblem` from a design matrix and labels.
 
@@ -213,6 +214,9 @@ def make_problem(
     random_state : int, RandomState or None
         Seeds k-means.
     dtype : floating dtype, default: JAX's default float (float32 unless x64 is enabled).
+    targets : (n_samples, k) int array, optional
+        Precomputed target neighbours (e.g. nearest in a kernel feature space); overrides the
+        Euclidean search. Entries must be same-class row indices other than the row itself.
 
     Returns
     -------
@@ -254,7 +258,16 @@ def make_problem(
         sample_mask=jnp.asarray(pad_rows(np.ones(n, np.float32), 0.0), dtype=dtype),
         class_counts=jnp.asarray(np.bincount(codes, minlength=n_classes), dtype=dtype),
     )
-    if n_neighbors is not None:
+    if targets is not None:
+        t = np.asarray(targets)
+        if t.ndim != 2 or t.shape[0] != n or t.dtype.kind not in "iu":
+            raise ValueError(f"make_problem: targets must be an int array of shape ({n}, k); got {t.shape}.")
+        if t.size and (t.min() < 0 or t.max() >= n):
+            raise ValueError(f"make_problem: targets must index rows 0..{n - 1}.")
+        tm = ((codes[t] == codes[:, None]) & (t != np.arange(n)[:, None])).astype(np.float32)
+        fields["targets"] = jnp.asarray(pad_index(t.astype(np.int32)))
+        fields["target_mask"] = jnp.asarray(pad_rows(tm, 0.0), dtype=dtype)
+    elif n_neighbors is not None:
         t, tm = target_neighbors(X, codes, int(n_neighbors), warn=warn)
         fields["targets"] = jnp.asarray(pad_index(t))
         fields["target_mask"] = jnp.asarray(pad_rows(tm, 0.0), dtype=dtype)

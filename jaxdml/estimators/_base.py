@@ -11,7 +11,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._validation import Interval, Options, check_params
 from ..solvers import fit as _fit
 
-__all__ = ["BaseMetricLearner", "GradientMetricLearner"]
+__all__ = ["BaseMetricLearner", "GradientMetricLearner", "KernelMetricLearner"]
 
 
 class BaseMetricLearner(TransformerMixin, BaseEstimator):
@@ -115,3 +115,30 @@ class GradientMetricLearner(BaseMetricLearner):
         "random_state": ["random_state"],
         "verbose": [Interval(numbers.Integral, 0, None), "boolean"],
     }
+
+
+class KernelMetricLearner(BaseMetricLearner):
+    """Base for kernel methods: ``transform(X) = K(X, X_fit_) @ components_.T``.
+
+    ``components_`` is the coefficient matrix ``A`` (n_components, n_train) of the representer
+    theorem and ``X_fit_`` the training data; ``metric()`` is ``A^T A`` on kernel columns.
+    Subclasses expose ``kernel``, ``gamma``, ``degree`` and ``coef0`` parameters.
+    """
+
+    _parameter_constraints = {
+        "kernel": [Options({"linear", "poly", "rbf", "laplacian"}), "callable"],
+        "gamma": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "degree": [Interval(numbers.Integral, 1, None)],
+        "coef0": [Interval(numbers.Real, None, None)],
+    }
+
+    def _store(self, result) -> None:
+        super()._store(result)
+        self.X_fit_ = result.X_fit
+        self.kernel_params_ = dict(result.kernel_params)
+
+    def transform(self, X):
+        """Embed ``X`` through the kernel: ``K(X, X_fit_) @ components_.T``."""
+        check_is_fitted(self, "components_")
+        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+        return self.result_.transform(X).astype(X.dtype, copy=False)

@@ -17,4 +17,15 @@ register(
              learning_rate=1e-2, max_iter=300, projection="psd"),
 )
 
-__all__ = ["nca", "lmnn", "lmnn_metric", "LossSpec", "register", "get", "REGISTRY"]
+# Further families; each module lists its public functions in __all__ and registers its losses.
+from ._ncm import *  # noqa: E402,F401,F403
+from ._mcml import *  # noqa: E402,F401,F403
+from ._ldml import *  # noqa: E402,F401,F403
+from ._lsi import *  # noqa: E402,F401,F403
+from ._itml import *  # noqa: E402,F401,F403
+from ._dml_eig import *  # noqa: E402,F401,F403
+from . import _dml_eig, _itml, _ldml, _lsi, _mcml, _ncm  # noqa: E402
+
+__all__ = ["nca", "lmnn", "lmnn_metric", "LossSpec", "register", "get", "REGISTRY"] + [
+    *_ncm.__all__, *_mcml.__all__, *_ldml.__all__, *_lsi.__all__, *_itml.__all__, *_dml_eig.__all__,
+]

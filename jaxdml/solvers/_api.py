@@ -31,8 +31,10 @@ class SolverSpec(NamedTuple):
     """A method that is not a plain optax-driven loss (closed form, Bregman projections, ...).
 
     ``fn(X, codes, n_classes, *, n_components, random_state, max_iter, tol, verbose, **hyper)``
-    receives validated float64 data and label codes and returns a dict with at least ``L``
-    (and optionally ``metric``, ``n_iter``, ``converged``, ``loss_history``, ``loss``, ``info``).
+    receives validated float64 data and label codes and returns either a dict with ``L`` or
+    ``metric`` (and optionally ``n_iter``, ``converged``, ``loss_history``, ``loss``, ``info``)
+    or a ready :class:`FittedMetric` (e.g. a :class:`KernelFittedMetric`).
+    ``max_iter`` is None when the user did not set it (use the method's default).
     ``max_components(n_features, n_classes)`` bounds ``n_components`` (None: n_features).
     """
 
@@ -361,6 +363,9 @@ def _fit_solver(name, X, y, *, n_components, max_iter, tol, random_state, verbos
     n_components = check_n_components(n_components, d, owner=f"jaxdml.fit(loss={name!r})", upper=upper)
     out = spec.fn(X, codes, n_classes, n_components=n_components, random_state=random_state,
                   max_iter=max_iter, tol=tol, verbose=verbose, **hyper)
+    if isinstance(out, FittedMetric):  # e.g. a KernelFittedMetric built by the solver itself
+        out.method, out.classes = name, classes
+        return out
     metric = out.get("metric")
     L = out["L"] if out.get("L") is not None else components_from_metric(metric)
     return FittedMetric(

@@ -7,7 +7,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-__all__ = ["FittedMetric"]
+__all__ = ["FittedMetric", "KernelFittedMetric"]
 
 
 @dataclass
@@ -95,3 +95,39 @@ class FittedMetric:
             f"FittedMetric(method={self.method!r}, L.shape={self.L.shape}, n_iter={self.n_iter}, "
             f"converged={self.converged}, loss={self.loss})"
         )
+
+
+@dataclass
+class KernelFittedMetric(FittedMetric):
+    """A metric learned in a kernel feature space: ``L phi(x) = A k(x)``.
+
+    ``A`` (n_components, n_train) is stored in ``L``'s place: ``transform(X) = K(X, X_fit) A^T``.
+    ``M`` is the metric on kernel columns (``A^T A``, n_train x n_train).
+    """
+
+    X_fit: Optional[np.ndarray] = None
+    kernel: Any = "rbf"
+    kernel_params: dict = field(default_factory=dict)
+
+    @property
+    def A(self) -> np.ndarray:
+        return self.L
+
+    @property
+    def n_features(self) -> int:
+        return self.X_fit.shape[1]
+
+    def kernel_columns(self, X) -> np.ndarray:
+        from ..kernels import kernel_matrix
+
+        X = np.asarray(X, dtype=np.float64)
+        if X.ndim != 2 or X.shape[1] != self.n_features:
+            raise ValueError(f"X has shape {X.shape}; this metric was learned on {self.n_features} features.")
+        return kernel_matrix(X, self.X_fit, kernel=self.kernel, **self.kernel_params)
+
+    def transform(self, X) -> np.ndarray:
+        return self.kernel_columns(X) @ self.L.T
+
+    def save(self, path) -> None:
+        np.savez(path, A=self.L, X_fit=self.X_fit, method=self.method,
+                 kernel=str(self.kernel), **{f"kernel_{k}": v for k, v in self.kernel_params.items()})
