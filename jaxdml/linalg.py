@@ -116,17 +116,20 @@ def block_size(n_rows: int, row_elements: int, budget: int | None = None) -> int
     return int(min(n_rows, b))
 
 
-def sum_over_blocks(fn: Callable, n: int, block: int):
-    """``sum_b fn(rows_b, valid_b)`` over row blocks of ``range(n)``.
+def sum_over_blocks(fn: Callable, n: int, block: int, rows=None):
+    """``sum_b fn(rows_b, valid_b)`` over blocks of anchor rows.
 
-    ``rows_b`` is an int32 index array of length ``block`` (the last block is padded with index 0
-    and ``valid_b`` False). With several blocks the body is rematerialised in the backward pass
-    (``jax.checkpoint``), so reverse-mode memory stays at one block, not ``n`` rows of pairwise work.
+    The anchors are ``range(n)`` or, if given, the index array ``rows`` (length ``n``; e.g. a
+    minibatch). ``rows_b`` is an int32 index array of length ``block`` (the last block is padded
+    with index 0 and ``valid_b`` False). With several blocks the body is rematerialised in the
+    backward pass (``jax.checkpoint``), so reverse-mode memory stays at one block, not ``n`` rows of
+    pairwise work.
     """
     n_blocks = -(-n // block)
-    idx = jnp.arange(n_blocks * block, dtype=jnp.int32)
-    valid = idx < n
-    idx = jnp.where(valid, idx, 0)
+    pos = jnp.arange(n_blocks * block, dtype=jnp.int32)
+    valid = pos < n
+    pos = jnp.where(valid, pos, 0)
+    idx = pos if rows is None else jnp.asarray(rows, jnp.int32)[pos]
     if n_blocks == 1:
         return fn(idx, valid)
     body = jax.checkpoint(lambda args: fn(*args))

@@ -9,7 +9,10 @@ from ._lmnn import lmnn, lmnn_metric
 from ._nca import nca
 from ._registry import REGISTRY, LossSpec, get, register
 
-register("nca", LossSpec(nca, "L", max_iter=100))
+# NCA: small Adam steps on minibatches of 256 anchors (full batch on small data). The bounded
+# step budget (learning_rate * max_iter ~ 1) regularises: fully converged NCA overfits small, noisy
+# data sets (see README, "Defaults").
+register("nca", LossSpec(nca, "L", optimizer="adam", learning_rate=1e-2, max_iter=100, batch_size=256))
 register("lmnn", LossSpec(lmnn, "L", needs=frozenset({"targets"}), max_iter=200))
 register(
     "lmnn_metric",

@@ -8,14 +8,20 @@ import jax.numpy as jnp
 from .. import linalg
 
 
-def n_valid(problem):
-    """Number of real (unpadded) samples, at least 1."""
-    return jnp.maximum(jnp.sum(problem.sample_mask), 1.0)
+def n_valid(problem, anchors=None):
+    """Number of real (unpadded) samples among the anchors (all rows by default), at least 1."""
+    m = problem.sample_mask if anchors is None else problem.sample_mask[anchors]
+    return jnp.maximum(jnp.sum(m), 1.0)
 
 
-def row_block(problem, row_elements: int, block_elements: int | None) -> int:
+def n_anchors(problem, anchors=None) -> int:
+    """Static number of anchor rows: all rows, or the length of a minibatch index array."""
+    return problem.X.shape[0] if anchors is None else anchors.shape[0]
+
+
+def row_block(problem, row_elements: int, block_elements: int | None, anchors=None) -> int:
     """Static anchor-block size for pairwise work of ``row_elements`` per anchor."""
-    return linalg.block_size(problem.X.shape[0], row_elements, block_elements)
+    return linalg.block_size(n_anchors(problem, anchors), row_elements, block_elements)
 
 
 def masked_softmax_parts(logits, allowed):

@@ -6,10 +6,10 @@ import jax
 import jax.numpy as jnp
 
 from .. import linalg
-from ._common import n_valid, row_block
+from ._common import n_anchors, n_valid, row_block
 
 
-def _lmnn(params, problem, param, mu, margin, block_elements):
+def _lmnn(params, problem, param, mu, margin, block_elements, anchors=None):
     if problem.targets is None:
         raise ValueError("lmnn needs target neighbours: build the problem with n_neighbors=k.")
     X, y, mask = problem.X, problem.y, problem.sample_mask
@@ -38,11 +38,12 @@ def _lmnn(params, problem, param, mu, margin, block_elements):
         push = jnp.sum(hinge * tw[:, :, None] * lw[:, None, :])
         return (1.0 - mu) * pull + mu * push
 
-    total = linalg.sum_over_blocks(block, n, row_block(problem, per_row, block_elements))
-    return total / n_valid(problem)
+    m = n_anchors(problem, anchors)
+    total = linalg.sum_over_blocks(block, m, row_block(problem, per_row, block_elements, anchors), rows=anchors)
+    return total / n_valid(problem, anchors)
 
 
-def lmnn(L, problem, *, mu=0.5, margin=1.0, block_elements: int | None = None):
+def lmnn(L, problem, *, mu=0.5, margin=1.0, anchors=None, block_elements: int | None = None):
     r"""LMNN objective in the linear map ``L`` (non-convex; allows ``n_components < n_features``).
 
     .. math::
@@ -54,7 +55,8 @@ def lmnn(L, problem, *, mu=0.5, margin=1.0, block_elements: int | None = None):
     ``j ⇝ i`` ranges over the fixed target neighbours ``problem.targets`` (same class, Euclidean
     nearest); ``l`` over every differently-labelled sample (exact, when ``problem.impostors`` is
     None) or over the candidate index array ``problem.impostors``. ``mu`` weighs push against
-    pull and ``m`` (``margin``) is the safety margin. Normalised by the number of samples N.
+    pull and ``m`` (``margin``) is the safety margin. Normalised by the number of samples N
+    (or, with ``anchors``, restricted to those rows - a minibatch - and normalised by their count).
 
     Examples
     --------
@@ -69,10 +71,10 @@ def lmnn(L, problem, *, mu=0.5, margin=1.0, block_elements: int | None = None):
     K. Q. Weinberger, L. K. Saul. Distance Metric Learning for Large Margin Nearest Neighbor
     Classification. JMLR 10, 2009.
     """
-    return _lmnn(L, problem, "L", mu, margin, block_elements)
+    return _lmnn(L, problem, "L", mu, margin, block_elements, anchors)
 
 
-def lmnn_metric(M, problem, *, mu=0.5, margin=1.0, block_elements: int | None = None):
+def lmnn_metric(M, problem, *, mu=0.5, margin=1.0, anchors=None, block_elements: int | None = None):
     r"""LMNN objective in the metric ``M`` (convex in ``M``; minimise over the PSD cone).
 
     Same value as :func:`lmnn` at ``M = L^T L``:
@@ -87,4 +89,4 @@ def lmnn_metric(M, problem, *, mu=0.5, margin=1.0, block_elements: int | None = 
     (O_ij - O_il)`` divided by N. Pair it with :func:`jaxdml.projections.projection_psd` after
     every step (``jaxdml.fit(..., loss="lmnn_metric")`` does).
     """
-    return _lmnn(M, problem, "M", mu, margin, block_elements)
+    return _lmnn(M, problem, "M", mu, margin, block_elements, anchors)

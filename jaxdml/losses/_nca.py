@@ -5,10 +5,10 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from .. import linalg
-from ._common import masked_softmax_parts, n_valid, row_block
+from ._common import masked_softmax_parts, n_anchors, n_valid, row_block
 
 
-def nca(L, problem, *, block_elements: int | None = None):
+def nca(L, problem, *, anchors=None, block_elements: int | None = None):
     r"""Negative expected leave-one-out accuracy of the stochastic nearest-neighbour rule.
 
     .. math::
@@ -27,6 +27,9 @@ def nca(L, problem, *, block_elements: int | None = None):
     ----------
     L : (n_components, n_features) array
     problem : LabeledProblem
+    anchors : int array, optional
+        Evaluate the objective only for these rows (a minibatch), each still exactly against every
+        sample; the mean is then over the valid anchors. Default: all rows.
     block_elements : int, optional
         Largest number of pairwise entries held at once (static).
 
@@ -63,5 +66,6 @@ def nca(L, problem, *, block_elements: int | None = None):
         weight = mask[rows] * valid
         return jnp.sum(weight * num / den)
 
-    total = linalg.sum_over_blocks(block, n, row_block(problem, n, block_elements))
-    return -total / n_valid(problem)
+    m = n_anchors(problem, anchors)
+    total = linalg.sum_over_blocks(block, m, row_block(problem, n, block_elements, anchors), rows=anchors)
+    return -total / n_valid(problem, anchors)

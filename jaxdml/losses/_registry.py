@@ -17,6 +17,7 @@ class LossSpec(NamedTuple):
     learning_rate : default learning rate for first-order optimizers (ignored by L-BFGS).
     max_iter : default iteration budget.
     projection : name of the projection applied after each step (``"psd"``) or None.
+    batch_size : default minibatch size (None: full batch). The loss must accept ``anchors=``.
     """
 
     fn: Callable
@@ -26,6 +27,7 @@ class LossSpec(NamedTuple):
     learning_rate: Optional[float] = None
     max_iter: int = 100
     projection: Optional[str] = None
+    batch_size: Optional[int] = None
 
 
 REGISTRY: dict[str, LossSpec] = {}

@@ -14,13 +14,13 @@ import numpy as np
 import optax
 
 from .. import losses as _losses
-from .._validation import Interval, check_data, check_n_components, check_params, encode_labels
+from .._validation import Interval, Options, check_data, check_n_components, check_params, encode_labels
 from ..eigen import lda_components, pca_components
 from ..exceptions import ConvergenceWarning
 from ..linalg import components_from_metric
 from ..problems import bucket_size, make_problem
 from ..projections import projection_psd
-from ._driver import make_optimizer, minimize
+from ._driver import make_optimizer, minimize, uses_linesearch
 from ._init import initial_components
 from ._result import FittedMetric
 
@@ -198,6 +198,7 @@ def fit(
     random_state=None,
     pad_to="auto",
     verbose: int = 0,
+    batch_size="auto",
     **hyper,
 ) -> FittedMetric:
     """Learn a distance metric from labelled data.
@@ -231,6 +232,10 @@ def fit(
         Pad the training rows to a bucket size so that similar-sized data reuse compiled code.
     verbose : int
         Print the loss every ``verbose`` iterations (every 10 for 1).
+    batch_size : "auto", int or None, default="auto"
+        Minibatch training over anchor rows (``max_iter`` still counts optimizer steps; needs a
+        first-order optimizer). None forces full-batch steps; "auto" uses the method's default
+        (e.g. NCA: 256 anchors per step, i.e. full batch on data with at most 256 samples).
     **hyper
         Method hyper-parameters (e.g. ``mu``, ``margin`` for LMNN). Floats are traced (changing
         them does not recompile).
@@ -255,8 +260,10 @@ def fit(
         raise ValueError(f"Unknown loss {loss!r}. Valid names: {available_methods()}.")
     fn, spec, name, extra = _resolve_gradient(loss)
     check_params(
-        dict(max_iter=max_iter, tol=tol, n_neighbors=n_neighbors, verbose=verbose, learning_rate=learning_rate),
+        dict(max_iter=max_iter, tol=tol, n_neighbors=n_neighbors, verbose=verbose, learning_rate=learning_rate,
+             batch_size=batch_size),
         dict(max_iter=[Interval(numbers.Integral, 1, None), None], tol=[Interval(numbers.Real, 0, None)],
+             batch_size=[Interval(numbers.Integral, 1, None), None, Options({"auto"})],
              n_neighbors=[Interval(numbers.Integral, 1, None)], verbose=[Interval(numbers.Integral, 0, None), "boolean"],
              learning_rate=[Interval(numbers.Real, 0, None, closed="neither"), None]),
         owner="jaxdml.fit",
@@ -309,9 +316,15 @@ def fit(
         learning_rate = spec.learning_rate
     max_iter = spec.max_iter if max_iter is None else max_iter
 
+    if batch_size == "auto":
+        batch_size = None if uses_linesearch(optimizer, params0) else spec.batch_size
+    if batch_size is not None and batch_size >= bucket:
+        batch_size = None  # one batch holds every sample: plain full-batch steps
+    key = jax.random.key(np.random.RandomState(random_state).randint(2**31) if random_state is not None else 0)
     res = minimize(
         fn, params0, problem, optimizer=optimizer, projection=projection, max_iter=max_iter,
         tol=tol, learning_rate=learning_rate, hyper=hyper, verbose=verbose,
+        batch_size=batch_size, key=key,
     )
     n_iter = int(res.n_iter)
     hist = np.asarray(res.loss_history, dtype=np.float64)[: n_iter + 1]

@@ -94,6 +94,13 @@ def _has_linesearch_state(state) -> bool:
         return False
 
 
+def uses_linesearch(optimizer, params) -> bool:
+    """True if ``optimizer`` keeps line-search state (e.g. L-BFGS): it then needs full batches."""
+    if not isinstance(optimizer, optax.GradientTransformationExtraArgs):
+        optimizer = optax.with_extra_args_support(optimizer)
+    return _has_linesearch_state(jax.eval_shape(optimizer.init, params))
+
+
 def _print_progress(it, value):
     print(f"  iter {int(it):5d}  loss {float(value): .6e}", file=sys.stderr, flush=True)
 
@@ -173,6 +180,88 @@ def _runner(loss_fn, optimizer, projection, max_iter, patience, static_hyper, pr
     return jax.jit(run)
 
 
+@functools.lru_cache(maxsize=256)
+def _runner_minibatch(loss_fn, optimizer, projection, max_iter, patience, static_hyper,
+                      print_every, batch_size, n_rows):
+    """Minibatch variant: ``max_iter`` optimizer steps, each on ``batch_size`` anchor rows drawn
+    without replacement from a fresh permutation every epoch (each anchor is still compared with
+    every sample by the loss). The history holds each step's minibatch loss; the stopping test
+    compares epoch means; the last iterate is returned."""
+    static_kw = dict(static_hyper)
+    spe = -(-n_rows // batch_size)  # steps per epoch
+
+    def run(params0, problem, hyper, tol, learning_rate, key):
+        _TRACES["count"] += 1
+        state0 = optimizer.init(params0)
+        if learning_rate is not None:
+            try:
+                state0 = otu.tree_set(state0, learning_rate=jnp.asarray(learning_rate))
+            except Exception:
+                pass
+        dtype = jnp.result_type(*jax.tree_util.tree_leaves(params0))
+        mask = problem.sample_mask
+
+        def batch_loss(p, idx):
+            return loss_fn(p, problem, **static_kw, **hyper, anchors=idx)
+
+        vg = jax.value_and_grad(batch_loss)
+
+        def epoch_order(epoch):
+            perm = jax.random.permutation(jax.random.fold_in(key, epoch), n_rows)
+            perm = perm[jnp.argsort(mask[perm] <= 0, stable=True)]  # real rows first
+            return jnp.concatenate([perm, perm[: spe * batch_size - n_rows]])
+
+        def cond(c):
+            return (c["it"] < max_iter) & ~c["done"]
+
+        def body(c):
+            it = c["it"]
+            pos = it % spe
+            order = jax.lax.cond(pos == 0, lambda: epoch_order(it // spe), lambda: c["order"])
+            idx = jax.lax.dynamic_slice(order, (pos * batch_size,), (batch_size,))
+            w = jnp.sum(mask[idx])
+            params, state = c["params"], c["state"]
+            value, grad = vg(params, idx)
+            finite = jnp.isfinite(value) & jnp.all(jnp.asarray(
+                [jnp.all(jnp.isfinite(g)) for g in jax.tree_util.tree_leaves(grad)]))
+            updates, new_state = optimizer.update(grad, state, params, value=value, grad=grad,
+                                                  value_fn=lambda p: batch_loss(p, idx))
+            new_params = optax.apply_updates(params, updates)
+            if projection is not None:
+                new_params = projection(new_params)
+            keep = finite & (w > 0)
+            params = jax.tree_util.tree_map(lambda a, b: jnp.where(keep, a, b), new_params, params)
+            state = jax.tree_util.tree_map(lambda a, b: jnp.where(keep, a, b), new_state, state)
+            hist = c["hist"].at[it].set(jnp.where(w > 0, value, jnp.nan))
+            tot = c["tot"] + jnp.where(keep, value * w, 0.0)
+            wsum = c["wsum"] + jnp.where(keep, w, 0.0)
+            end = (pos == spe - 1) | (it == max_iter - 1)
+            epoch_mean = tot / jnp.maximum(wsum, 1.0)
+            small = epoch_mean > c["best"] - tol * jnp.maximum(jnp.abs(epoch_mean), 1.0)
+            stall = jnp.where(end, jnp.where(small, c["stall"] + 1, 0), c["stall"])
+            best = jnp.where(end, jnp.minimum(c["best"], epoch_mean), c["best"])
+            if print_every:
+                jax.lax.cond(end & ((it // spe) % max(1, print_every // 10) == 0),
+                             lambda: jax.debug.callback(_print_progress, it, epoch_mean), lambda: None)
+            converged = stall >= patience
+            zero = jnp.zeros((), dtype)
+            return dict(params=params, state=state, it=it + 1, order=order, hist=hist,
+                        tot=jnp.where(end, zero, tot), wsum=jnp.where(end, zero, wsum),
+                        last=jnp.where(end, epoch_mean, c["last"]), best=best, stall=stall,
+                        done=converged | ~finite, converged=converged, failed=~finite)
+
+        zero = jnp.zeros((), dtype)
+        c = dict(params=params0, state=state0, it=jnp.asarray(0),
+                 order=jnp.zeros(spe * batch_size, jnp.int32), hist=jnp.full((max_iter + 1,), jnp.nan, dtype),
+                 tot=zero, wsum=zero, last=jnp.asarray(jnp.nan, dtype), best=jnp.asarray(jnp.inf, dtype),
+                 stall=jnp.asarray(0), done=jnp.asarray(False), converged=jnp.asarray(False),
+                 failed=jnp.asarray(False))
+        c = jax.lax.while_loop(cond, body, c)
+        return SolverResult(c["params"], c["last"], c["it"], c["converged"], c["hist"], c["failed"])
+
+    return jax.jit(run)
+
+
 def minimize(
     loss_fn: Callable,
     params0,
@@ -186,6 +275,8 @@ def minimize(
     learning_rate: float | None = None,
     hyper: Optional[dict] = None,
     verbose: int = 0,
+    batch_size: int | None = None,
+    key=None,
 ) -> SolverResult:
     """Minimise ``loss_fn(params, problem, **hyper)`` with an optax optimizer.
 
@@ -217,6 +308,15 @@ def minimize(
         Loss hyper-parameters. Floats/arrays are traced; Python ints, bools and strings are static.
     verbose : int
         If > 0, print the loss every ``verbose`` iterations (every 10 when ``verbose == 1``).
+    batch_size : int, optional
+        Minibatch training: each step evaluates the loss on ``batch_size`` shuffled anchor rows
+        (the loss must accept ``anchors=``; each anchor is still compared with every sample, so the
+        per-anchor terms are exact). ``max_iter`` still counts optimizer steps; rows are drawn
+        without replacement from a new permutation each epoch; the history holds the minibatch
+        losses, the stopping test compares epoch means, and the last iterate is returned.
+        Requires a first-order optimizer (not L-BFGS).
+    key : jax.random key, optional
+        Shuffling key for minibatch training (default ``jax.random.key(0)``).
 
     Returns
     -------
@@ -225,10 +325,21 @@ def minimize(
     optimizer = make_optimizer("lbfgs") if optimizer is None else optimizer
     if not isinstance(optimizer, optax.GradientTransformationExtraArgs):
         optimizer = optax.with_extra_args_support(optimizer)
-    if patience is None:
-        patience = 2 if _has_linesearch_state(jax.eval_shape(optimizer.init, params0)) else 10
+    linesearch = uses_linesearch(optimizer, params0)
     static_hyper, traced = split_hyper(hyper or {})
     print_every = 0 if not verbose else (10 if verbose == 1 else int(verbose))
-    run = _runner(loss_fn, optimizer, projection, int(max_iter), int(patience), static_hyper, print_every)
     lr = None if learning_rate is None else jnp.asarray(learning_rate, jnp.result_type(float))
-    return run(params0, problem, traced, jnp.asarray(tol, jnp.result_type(float)), lr)
+    tol = jnp.asarray(tol, jnp.result_type(float))
+    if batch_size is not None:
+        if linesearch:
+            raise ValueError("Minibatch training needs a first-order optimizer (e.g. 'adam'), not L-BFGS.")
+        n_rows = int(problem.X.shape[0])
+        batch_size = int(min(batch_size, n_rows))
+        run = _runner_minibatch(loss_fn, optimizer, projection, int(max_iter), int(patience or 3),
+                                static_hyper, print_every, batch_size, n_rows)
+        key = jax.random.key(0) if key is None else key
+        return run(params0, problem, traced, tol, lr, key)
+    if patience is None:
+        patience = 2 if linesearch else 10
+    run = _runner(loss_fn, optimizer, projection, int(max_iter), int(patience), static_hyper, print_every)
+    return run(params0, problem, traced, tol, lr)

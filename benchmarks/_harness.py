@@ -1,0 +1,111 @@
+"""Shared benchmark plumbing: every (method, dataset) runs in a fresh subprocess (so the first fit
+pays JAX's compilation, as a user's first call does), under a timeout, and prints one JSON line;
+the parent collects the lines, prints a Markdown table and writes JSON.
+
+Timings are wall-clock seconds on whatever machine runs the script; compare ratios measured in the
+same invocation only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+import warnings
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def run_worker(script: str, args: list[str], timeout: float, env_extra: dict | None = None) -> dict:
+    """Run ``python script --worker ARGS`` and parse its last JSON line."""
+    env = dict(os.environ)
+    env.update(env_extra or {})
+    t0 = time.perf_counter()
+    try:
+        out = subprocess.run([sys.executable, script, "--worker", *args], capture_output=True,
+                             text=True, timeout=timeout, env=env)
+    except subprocess.TimeoutExpired:
+        return {"status": f"timeout (> {timeout:.0f} s)", "wall": time.perf_counter() - t0}
+    lines = [ln for ln in out.stdout.splitlines() if ln.startswith("{")]
+    if out.returncode != 0 or not lines:
+        err = (out.stderr.strip().splitlines() or ["no output"])[-1]
+        return {"status": f"error: {err[:200]}", "wall": time.perf_counter() - t0}
+    res = json.loads(lines[-1])
+    res.setdefault("status", "ok")
+    res["wall"] = time.perf_counter() - t0
+    return res
+
+
+def peak_rss_mb() -> float:
+    """Peak resident set size of this process (MiB)."""
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return r / 1024.0 if sys.platform != "darwin" else r / 2**20
+
+
+def cv_protocol(X, y, fit_transform, *, n_splits=10, seed=0, k=3, max_folds=None):
+    """10-fold stratified CV, min-max scaling fitted per training fold, k-NN on the embedding.
+
+    ``fit_transform(Xtr, ytr, pad_to) -> transform``. Returns per-fold fit seconds, test accuracy
+    and the time of one more fit of fold 1's shape (a warm, same-shape refit).
+    """
+    from sklearn.model_selection import StratifiedKFold
+    from sklearn.neighbors import KNeighborsClassifier
+    from sklearn.preprocessing import MinMaxScaler
+
+    folds = list(StratifiedKFold(n_splits, shuffle=True, random_state=seed).split(X, y))
+    if max_folds:
+        folds = folds[:max_folds]
+    pad = max(len(tr) for tr, _ in folds)
+    times, accs = [], []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for tr, te in folds:
+            sc = MinMaxScaler().fit(X[tr])
+            Xtr, Xte = sc.transform(X[tr]), sc.transform(X[te])
+            t0 = time.perf_counter()
+            tf = fit_transform(Xtr, y[tr], pad)
+            times.append(time.perf_counter() - t0)
+            accs.append(KNeighborsClassifier(k).fit(tf(Xtr), y[tr]).score(tf(Xte), y[te]))
+            print(json.dumps({"fold_time": times[-1], "fold_acc": accs[-1]}), file=sys.stderr, flush=True)
+        tr, _ = folds[0]
+        sc = MinMaxScaler().fit(X[tr])
+        t0 = time.perf_counter()
+        fit_transform(sc.transform(X[tr]), y[tr], pad)
+        warm = time.perf_counter() - t0
+    return dict(first_fit=times[0], warm_fit=warm, total_fit=float(np.sum(times)),
+                mean_fit=float(np.mean(times)), accuracy=float(np.mean(accs)), folds=len(folds),
+                peak_rss_mb=peak_rss_mb())
+
+
+def machine() -> dict:
+    import jax
+
+    return dict(python=platform.python_version(), platform=platform.platform(),
+                cpus=os.cpu_count(), jax=jax.__version__, device=str(jax.devices()[0]))
+
+
+def markdown_table(rows: list[dict], columns: list[tuple[str, str, str]]) -> str:
+    """``columns``: (key, header, format)."""
+    head = "| " + " | ".join(h for _, h, _ in columns) + " |"
+    sep = "|" + "|".join("---" for _ in columns) + "|"
+    body = []
+    for r in rows:
+        cells = []
+        for key, _, fmt in columns:
+            v = r.get(key)
+            cells.append("" if v is None else (format(v, fmt) if isinstance(v, (int, float)) else str(v)))
+        body.append("| " + " | ".join(cells) + " |")
+    return "\n".join([head, sep, *body])
+
+
+def write_json(path: str, payload: dict) -> None:
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w") as fh:
+        json.dump(payload, fh, indent=2, default=float)
