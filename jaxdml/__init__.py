@@ -6,7 +6,8 @@ The building blocks are pure functions: losses of the linear map ``L`` or the me
 :func:`jaxdml.fit` and the scikit-learn estimators are thin layers over them.
 """
 
-from . import classifiers, datasets, eigen, estimators, kernels, linalg, losses, projections
+from . import (classifiers, config, datasets, eigen, estimators, experiments, kernels, linalg, losses,
+               neighbors, plotting, projections)
 from .classifiers import *  # noqa: F401,F403
 from .estimators import *  # noqa: F401,F403
 from .problems import LabeledProblem, PairsProblem, make_pairs_problem, make_problem
@@ -31,6 +32,10 @@ __all__ = [
     "kernels",
     "classifiers",
     "datasets",
+    "experiments",
+    "plotting",
+    "neighbors",
+    "config",
     *[n for n in estimators.__all__ if not n.endswith("Learner")],
     *classifiers.__all__,
 ]

@@ -24,10 +24,6 @@ __all__ = [
     "weighted_scatter",
 ]
 
-#: Default number of array elements a block of pairwise work may hold (64 MiB of float32).
-DEFAULT_BLOCK_ELEMENTS = 1 << 24
-
-
 def symmetrize(M):
     """Return ``(M + M^T) / 2``."""
     return 0.5 * (M + jnp.swapaxes(M, -1, -2))
@@ -110,8 +106,13 @@ def view_sq_dists(view, rows, cols=None):
 
 
 def block_size(n_rows: int, row_elements: int, budget: int | None = None) -> int:
-    """Rows per block so that ``rows * row_elements <= budget`` elements (at least 1)."""
-    budget = DEFAULT_BLOCK_ELEMENTS if budget is None else int(budget)
+    """Rows per block so that ``rows * row_elements <= budget`` elements (at least 1).
+
+    ``budget`` defaults to :func:`jaxdml.config.block_elements` (the library memory budget).
+    """
+    from .config import block_elements
+
+    budget = block_elements() if budget is None else int(budget)
     b = max(1, budget // max(1, row_elements))
     return int(min(n_rows, b))
 

@@ -109,27 +109,37 @@ def _float_dtype():
     return jnp.result_type(float)
 
 
+#: above this many samples, neighbour searches run blockwise on the JAX device
+#: (:mod:`jaxdml.neighbors`); below it scikit-learn's search avoids any compilation.
+DEVICE_SEARCH_ABOVE = 5000
+
+
 def target_neighbors(X: np.ndarray, codes: np.ndarray, k: int, *, warn: bool = True):
     """The ``k`` nearest same-class neighbours of every row (Euclidean, self excluded).
 
     Returns ``(targets, mask)`` of shape ``(n, k)``; a class with ``n_c <= k`` samples gives its
     members ``n_c - 1`` targets and the remaining slots point at the row itself with mask 0.
+    The search is exact and memory-bounded (scikit-learn's for small data, a blockwise JAX
+    search class by class above ``DEVICE_SEARCH_ABOVE`` samples).
     """
     n = X.shape[0]
-    targets = np.tile(np.arange(n, dtype=np.int32)[:, None], (1, k))
-    mask = np.zeros((n, k), dtype=np.float32)
-    small = []
-    for c in np.unique(codes):
-        idx = np.flatnonzero(codes == c)
-        kc = min(k, idx.size - 1)
-        if kc < k:
-            small.append((int(c), idx.size))
-        if kc <= 0:
-            continue
-        nn = NearestNeighbors(n_neighbors=kc).fit(X[idx])
-        _, nbr = nn.kneighbors()  # the query point itself is excluded
-        targets[idx, :kc] = idx[nbr]
-        mask[idx, :kc] = 1.0
+    small = [(int(c), int(np.sum(codes == c))) for c in np.unique(codes) if np.sum(codes == c) - 1 < k]
+    if n > DEVICE_SEARCH_ABOVE:
+        from .neighbors import same_class_neighbors
+
+        targets, mask = same_class_neighbors(X, codes, k)
+    else:
+        targets = np.tile(np.arange(n, dtype=np.int32)[:, None], (1, k))
+        mask = np.zeros((n, k), dtype=np.float32)
+        for c in np.unique(codes):
+            idx = np.flatnonzero(codes == c)
+            kc = min(k, idx.size - 1)
+            if kc <= 0:
+                continue
+            nn = NearestNeighbors(n_neighbors=kc).fit(X[idx])
+            _, nbr = nn.kneighbors()  # the query point itself is excluded
+            targets[idx, :kc] = idx[nbr]
+            mask[idx, :kc] = 1.0
     if small and warn:
         warnings.warn(
             f"{len(small)} class(es) have too few samples for n_neighbors={k} target neighbours "
@@ -145,8 +155,12 @@ def impostor_candidates(X: np.ndarray, codes: np.ndarray, m: int, L: np.ndarray 
 
     Returns ``(impostors, mask)`` of shape ``(n, m)``.
     """
-    Z = X if L is None else X @ np.asarray(L, dtype=X.dtype).T
     n = X.shape[0]
+    if n > DEVICE_SEARCH_ABOVE:
+        from .neighbors import other_class_neighbors
+
+        return other_class_neighbors(X, codes, m, L=L)
+    Z = X if L is None else X @ np.asarray(L, dtype=X.dtype).T
     out = np.tile(np.arange(n, dtype=np.int32)[:, None], (1, m))
     mask = np.zeros((n, m), dtype=np.float32)
     for c in np.unique(codes):

@@ -9,7 +9,7 @@ from .. import linalg
 from ._common import n_anchors, n_valid, row_block
 
 
-def _lmnn(params, problem, param, mu, margin, block_elements, anchors=None):
+def _lmnn(params, problem, param, mu, margin, block_elements, anchors=None, candidates=None):
     if problem.targets is None:
         raise ValueError("lmnn needs target neighbours: build the problem with n_neighbors=k.")
     X, y, mask = problem.X, problem.y, problem.sample_mask
@@ -17,8 +17,18 @@ def _lmnn(params, problem, param, mu, margin, block_elements, anchors=None):
     k = problem.targets.shape[1]
     view = linalg.metric_view(params, X, param)
     left, right, s = view
-    exact = problem.impostors is None
-    per_row = n * (k + 1) if exact else problem.impostors.shape[1] * (k + left.shape[1])
+    sampled = candidates is not None
+    exact = problem.impostors is None and not sampled
+    if exact:
+        per_row = n * (k + 1)
+    elif sampled:
+        per_row = candidates.shape[0] * (k + 1) + k * left.shape[1]
+    else:
+        per_row = problem.impostors.shape[1] * (k + left.shape[1])
+
+    def gathered(rows, idx):
+        li = left[rows]
+        return jnp.maximum(s[rows][:, None] + s[idx] - 2 * jnp.einsum("bd,bkd->bk", li, right[idx]), 0.0)
 
     def block(rows, valid):
         t = problem.targets[rows]
@@ -27,11 +37,16 @@ def _lmnn(params, problem, param, mu, margin, block_elements, anchors=None):
             D = linalg.view_sq_dists(view, rows)
             dt = jnp.take_along_axis(D, t, axis=1)
             dl, lw = D, ((y[rows][:, None] != y[None, :]) & (mask[None, :] > 0)).astype(D.dtype)
+        elif sampled:
+            # uniform sample of the rows: an unbiased estimate of the sum over all impostors
+            dt = gathered(rows, t)
+            dl = linalg.view_sq_dists(view, rows, candidates)
+            lw = ((y[rows][:, None] != y[candidates][None, :]) & (mask[candidates][None, :] > 0)).astype(dl.dtype)
+            lw = lw * (n / candidates.shape[0])
         else:
-            li = left[rows]
-            dt = jnp.maximum(s[rows][:, None] + s[t] - 2 * jnp.einsum("bd,bkd->bk", li, right[t]), 0.0)
+            dt = gathered(rows, t)
             imp = problem.impostors[rows]
-            dl = jnp.maximum(s[rows][:, None] + s[imp] - 2 * jnp.einsum("bd,bmd->bm", li, right[imp]), 0.0)
+            dl = gathered(rows, imp)
             lw = problem.impostor_mask[rows] * mask[imp]
         pull = jnp.sum(tw * dt)
         hinge = jax.nn.relu(margin + dt[:, :, None] - dl[:, None, :])
@@ -43,7 +58,8 @@ def _lmnn(params, problem, param, mu, margin, block_elements, anchors=None):
     return total / n_valid(problem, anchors)
 
 
-def lmnn(L, problem, *, mu=0.5, margin=1.0, anchors=None, block_elements: int | None = None):
+def lmnn(L, problem, *, mu=0.5, margin=1.0, anchors=None, candidates=None,
+         block_elements: int | None = None):
     r"""LMNN objective in the linear map ``L`` (non-convex; allows ``n_components < n_features``).
 
     .. math::
@@ -57,6 +73,8 @@ def lmnn(L, problem, *, mu=0.5, margin=1.0, anchors=None, block_elements: int | 
     None) or over the candidate index array ``problem.impostors``. ``mu`` weighs push against
     pull and ``m`` (``margin``) is the safety margin. Normalised by the number of samples N
     (or, with ``anchors``, restricted to those rows - a minibatch - and normalised by their count).
+    With ``candidates`` (a uniform sample of row indices, for very large data) the push term is
+    the unbiased estimate ``(N / S) sum_{l in sample}``; targets stay exact.
 
     Examples
     --------
@@ -71,10 +89,11 @@ def lmnn(L, problem, *, mu=0.5, margin=1.0, anchors=None, block_elements: int | 
     K. Q. Weinberger, L. K. Saul. Distance Metric Learning for Large Margin Nearest Neighbor
     Classification. JMLR 10, 2009.
     """
-    return _lmnn(L, problem, "L", mu, margin, block_elements, anchors)
+    return _lmnn(L, problem, "L", mu, margin, block_elements, anchors, candidates)
 
 
-def lmnn_metric(M, problem, *, mu=0.5, margin=1.0, anchors=None, block_elements: int | None = None):
+def lmnn_metric(M, problem, *, mu=0.5, margin=1.0, anchors=None, candidates=None,
+                block_elements: int | None = None):
     r"""LMNN objective in the metric ``M`` (convex in ``M``; minimise over the PSD cone).
 
     Same value as :func:`lmnn` at ``M = L^T L``:
@@ -89,4 +108,4 @@ def lmnn_metric(M, problem, *, mu=0.5, margin=1.0, anchors=None, block_elements:
     (O_ij - O_il)`` divided by N. Pair it with :func:`jaxdml.projections.projection_psd` after
     every step (``jaxdml.fit(..., loss="lmnn_metric")`` does).
     """
-    return _lmnn(M, problem, "M", mu, margin, block_elements, anchors)
+    return _lmnn(M, problem, "M", mu, margin, block_elements, anchors, candidates)

@@ -8,7 +8,7 @@ from .. import linalg
 from ._common import masked_softmax_parts, n_anchors, n_valid, row_block
 
 
-def nca(L, problem, *, anchors=None, block_elements: int | None = None):
+def nca(L, problem, *, anchors=None, candidates=None, block_elements: int | None = None):
     r"""Negative expected leave-one-out accuracy of the stochastic nearest-neighbour rule.
 
     .. math::
@@ -30,6 +30,9 @@ def nca(L, problem, *, anchors=None, block_elements: int | None = None):
     anchors : int array, optional
         Evaluate the objective only for these rows (a minibatch), each still exactly against every
         sample; the mean is then over the valid anchors. Default: all rows.
+    candidates : int array, optional
+        Restrict the softmax to these rows (a sampled candidate set, for very large data): a
+        stochastic approximation of the exact objective. Default: every sample (exact).
     block_elements : int, optional
         Largest number of pairwise entries held at once (static).
 
@@ -54,18 +57,19 @@ def nca(L, problem, *, anchors=None, block_elements: int | None = None):
     X, y, mask = problem.X, problem.y, problem.sample_mask
     n = X.shape[0]
     view = linalg.metric_view(L, X, "L")
-    cols = jnp.arange(n)
+    cols = jnp.arange(n) if candidates is None else candidates
+    ncols = cols.shape[0]
 
     def block(rows, valid):
-        D = linalg.view_sq_dists(view, rows)
-        allowed = (mask[None, :] > 0) & (cols[None, :] != rows[:, None])
+        D = linalg.view_sq_dists(view, rows, candidates)
+        allowed = (mask[cols][None, :] > 0) & (cols[None, :] != rows[:, None])
         w = masked_softmax_parts(-D, allowed)
-        same = y[rows][:, None] == y[None, :]
+        same = y[rows][:, None] == y[cols][None, :]
         num = jnp.sum(jnp.where(same, w, 0.0), axis=1)
         den = jnp.maximum(jnp.sum(w, axis=1), jnp.finfo(w.dtype).tiny)
         weight = mask[rows] * valid
         return jnp.sum(weight * num / den)
 
     m = n_anchors(problem, anchors)
-    total = linalg.sum_over_blocks(block, m, row_block(problem, n, block_elements, anchors), rows=anchors)
+    total = linalg.sum_over_blocks(block, m, row_block(problem, ncols, block_elements, anchors), rows=anchors)
     return -total / n_valid(problem, anchors)

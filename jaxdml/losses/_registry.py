@@ -18,6 +18,13 @@ class LossSpec(NamedTuple):
     max_iter : default iteration budget.
     projection : name of the projection applied after each step (``"psd"``) or None.
     batch_size : default minibatch size (None: full batch). The loss must accept ``anchors=``.
+    large_n : sample count above which ``large`` replaces the defaults the user did not set
+        (e.g. switch a full-batch L-BFGS method to minibatch Adam on large data).
+    large : overrides for large data (keys among optimizer, learning_rate, max_iter, batch_size).
+    candidates_above : sample count above which each minibatch step compares its anchors with
+        ``n_candidates`` uniformly sampled rows instead of every sample (the loss must accept
+        ``candidates=``).
+    n_candidates : size of that sample.
     """
 
     fn: Callable
@@ -28,6 +35,10 @@ class LossSpec(NamedTuple):
     max_iter: int = 100
     projection: Optional[str] = None
     batch_size: Optional[int] = None
+    large_n: Optional[int] = None
+    large: Optional[dict] = None
+    candidates_above: Optional[int] = None
+    n_candidates: int = 4096
 
 
 REGISTRY: dict[str, LossSpec] = {}

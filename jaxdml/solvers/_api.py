@@ -199,6 +199,8 @@ def fit(
     pad_to="auto",
     verbose: int = 0,
     batch_size="auto",
+    n_candidates="auto",
+    devices=None,
     **hyper,
 ) -> FittedMetric:
     """Learn a distance metric from labelled data.
@@ -236,6 +238,13 @@ def fit(
         Minibatch training over anchor rows (``max_iter`` still counts optimizer steps; needs a
         first-order optimizer). None forces full-batch steps; "auto" uses the method's default
         (e.g. NCA: 256 anchors per step, i.e. full batch on data with at most 256 samples).
+    n_candidates : "auto", int or None, default="auto"
+        Minibatch steps compare their anchors with this many uniformly sampled rows instead of
+        every sample (a stochastic approximation for very large data). "auto": the method's rule
+        (exact below its size threshold); None: always exact.
+    devices : None, "all" or a sequence of jax devices
+        Split each step's anchors across several devices (data parallelism with ``shard_map``);
+        None uses the default device. The rows are padded to a multiple of the device count.
     **hyper
         Method hyper-parameters (e.g. ``mu``, ``margin`` for LMNN). Floats are traced (changing
         them does not recompile).
@@ -284,7 +293,12 @@ def fit(
     needs_targets = "targets" in spec.needs
     if needs_targets and n_neighbors >= n:
         raise ValueError(f"n_neighbors={n_neighbors} must be smaller than n_samples={n}.")
+    if devices is not None and not (isinstance(devices, str) and devices == "all"):
+        devices = list(devices)
+    n_dev = len(jax.devices()) if devices == "all" else (1 if devices is None else len(devices))
     bucket = bucket_size(n) if pad_to == "auto" else (n if pad_to is None else int(pad_to))
+    if bucket % n_dev:
+        bucket += n_dev - bucket % n_dev
     problem = make_problem(
         X, y, n_neighbors=n_neighbors if needs_targets else None, pad_to=bucket,
         random_state=random_state, **problem_kw,
@@ -304,6 +318,16 @@ def fit(
                 f"The callable loss must return a scalar; it returned shape {getattr(out, 'shape', type(out))}."
             )
 
+    if spec.large_n is not None and n > spec.large_n and spec.large:
+        # large data: the method's large-data defaults replace what the user left unset
+        big = spec.large
+        if optimizer is None:
+            spec = spec._replace(optimizer=big.get("optimizer", spec.optimizer),
+                                 learning_rate=big.get("learning_rate", spec.learning_rate))
+        if max_iter is None and "max_iter" in big:
+            spec = spec._replace(max_iter=big["max_iter"])
+        if "batch_size" in big:
+            spec = spec._replace(batch_size=big["batch_size"])
     if optimizer is None:
         optimizer = make_optimizer(spec.optimizer)
     elif isinstance(optimizer, str):
@@ -320,11 +344,21 @@ def fit(
         batch_size = None if uses_linesearch(optimizer, params0) else spec.batch_size
     if batch_size is not None and batch_size >= bucket:
         batch_size = None  # one batch holds every sample: plain full-batch steps
+    if batch_size is not None and batch_size % n_dev:
+        batch_size += n_dev - batch_size % n_dev
+    if n_candidates == "auto":
+        n_candidates = (spec.n_candidates if batch_size is not None and spec.candidates_above is not None
+                        and n > spec.candidates_above else None)
+    elif n_candidates is not None:
+        if isinstance(n_candidates, bool) or not isinstance(n_candidates, numbers.Integral) or n_candidates < 1:
+            raise ValueError(f"n_candidates must be a positive int, None or 'auto'; got {n_candidates!r}.")
+        if batch_size is None:
+            raise ValueError("n_candidates requires minibatch training (set batch_size and a first-order optimizer).")
     key = jax.random.key(np.random.RandomState(random_state).randint(2**31) if random_state is not None else 0)
     res = minimize(
         fn, params0, problem, optimizer=optimizer, projection=projection, max_iter=max_iter,
         tol=tol, learning_rate=learning_rate, hyper=hyper, verbose=verbose,
-        batch_size=batch_size, key=key,
+        batch_size=batch_size, key=key, n_candidates=n_candidates, devices=devices,
     )
     n_iter = int(res.n_iter)
     hist = np.asarray(res.loss_history, dtype=np.float64)[: n_iter + 1]
@@ -355,7 +389,8 @@ def fit(
     return FittedMetric(
         L=L, method=name, n_iter=n_iter, converged=bool(res.converged), loss_history=hist,
         loss=float(res.loss), classes=classes, metric_=metric,
-        info=dict(failed=bool(res.failed), padded_rows=bucket - n),
+        info=dict(failed=bool(res.failed), padded_rows=bucket - n, batch_size=batch_size,
+                  n_candidates=n_candidates, devices=n_dev),
     )
 
 

@@ -21,7 +21,7 @@ import numpy as np
 import optax
 from optax import tree_utils as otu
 
-__all__ = ["SolverResult", "minimize", "make_optimizer", "split_hyper", "trace_count"]
+__all__ = ["SolverResult", "minimize", "make_optimizer", "make_mesh", "split_hyper", "trace_count", "uses_linesearch"]
 
 
 class SolverResult(NamedTuple):
@@ -101,17 +101,65 @@ def uses_linesearch(optimizer, params) -> bool:
     return _has_linesearch_state(jax.eval_shape(optimizer.init, params))
 
 
+def make_mesh(devices=None):
+    """A 1-D data-parallel mesh (axis ``"data"``) over ``devices`` (default: all visible)."""
+    from jax.sharding import AxisType
+
+    devices = list(jax.devices() if devices is None else devices)
+    return jax.make_mesh((len(devices),), ("data",), axis_types=(AxisType.Auto,), devices=devices)
+
+
+def _objective(loss_fn, static_kw, mesh, with_candidates: bool):
+    """``obj(params, problem, hyper, anchors, candidates)``: the mean loss over valid anchors.
+
+    Without a mesh the loss is called directly. With a mesh, the anchor rows are split across the
+    devices (``shard_map``); each device evaluates its share against the replicated data and the
+    parameters, and the weighted partial means are combined with ``psum``. Differentiating the
+    whole function gives the all-reduced gradient, so parameters stay replicated.
+    """
+
+    def plain(params, problem, hyper, anchors, candidates):
+        kw = {}
+        if anchors is not None:
+            kw["anchors"] = anchors
+        if with_candidates:
+            kw["candidates"] = candidates
+        return loss_fn(params, problem, **static_kw, **hyper, **kw)
+
+    if mesh is None:
+        return plain
+    from jax.sharding import PartitionSpec as P
+
+    axis = mesh.axis_names[0]
+
+    def local(params, problem, hyper, anchors, candidates):
+        w = jnp.sum(problem.sample_mask[anchors])
+        v = plain(params, problem, hyper, anchors, candidates)
+        total = jax.lax.psum(jnp.where(w > 0, v * w, 0.0), axis)
+        return total / jnp.maximum(jax.lax.psum(w, axis), 1.0)
+
+    cand_spec = P() if with_candidates else None
+    sharded = jax.shard_map(local, mesh=mesh, in_specs=(P(), P(), P(), P(axis), cand_spec), out_specs=P())
+
+    def obj(params, problem, hyper, anchors, candidates):
+        if anchors is None:
+            anchors = jnp.arange(problem.X.shape[0], dtype=jnp.int32)
+        return sharded(params, problem, hyper, anchors, candidates)
+
+    return obj
+
+
 def _print_progress(it, value):
     print(f"  iter {int(it):5d}  loss {float(value): .6e}", file=sys.stderr, flush=True)
 
 
 @functools.lru_cache(maxsize=256)
-def _runner(loss_fn, optimizer, projection, max_iter, patience, static_hyper, print_every):
-    static_kw = dict(static_hyper)
+def _runner(loss_fn, optimizer, projection, max_iter, patience, static_hyper, print_every, mesh=None):
+    obj = _objective(loss_fn, dict(static_hyper), mesh, False)
 
     def run(params0, problem, hyper, tol, learning_rate):
         _TRACES["count"] += 1
-        f = lambda p: loss_fn(p, problem, **static_kw, **hyper)  # noqa: E731
+        f = lambda p: obj(p, problem, hyper, None, None)  # noqa: E731
         state0 = optimizer.init(params0)
         if learning_rate is not None:
             try:
@@ -182,12 +230,13 @@ def _runner(loss_fn, optimizer, projection, max_iter, patience, static_hyper, pr
 
 @functools.lru_cache(maxsize=256)
 def _runner_minibatch(loss_fn, optimizer, projection, max_iter, patience, static_hyper,
-                      print_every, batch_size, n_rows):
+                      print_every, batch_size, n_rows, n_candidates=None, mesh=None):
     """Minibatch variant: ``max_iter`` optimizer steps, each on ``batch_size`` anchor rows drawn
     without replacement from a fresh permutation every epoch (each anchor is still compared with
-    every sample by the loss). The history holds each step's minibatch loss; the stopping test
-    compares epoch means; the last iterate is returned."""
-    static_kw = dict(static_hyper)
+    every sample by the loss, or with ``n_candidates`` rows drawn uniformly per step). The history
+    holds each step's minibatch loss; the stopping test compares epoch means; the last iterate is
+    returned."""
+    obj = _objective(loss_fn, dict(static_hyper), mesh, n_candidates is not None)
     spe = -(-n_rows // batch_size)  # steps per epoch
 
     def run(params0, problem, hyper, tol, learning_rate, key):
@@ -201,10 +250,11 @@ def _runner_minibatch(loss_fn, optimizer, projection, max_iter, patience, static
         dtype = jnp.result_type(*jax.tree_util.tree_leaves(params0))
         mask = problem.sample_mask
 
-        def batch_loss(p, idx):
-            return loss_fn(p, problem, **static_kw, **hyper, anchors=idx)
+        def batch_loss(p, idx, cidx):
+            return obj(p, problem, hyper, idx, cidx)
 
         vg = jax.value_and_grad(batch_loss)
+        ckey = jax.random.fold_in(key, 2**31 - 1)
 
         def epoch_order(epoch):
             perm = jax.random.permutation(jax.random.fold_in(key, epoch), n_rows)
@@ -220,12 +270,15 @@ def _runner_minibatch(loss_fn, optimizer, projection, max_iter, patience, static
             order = jax.lax.cond(pos == 0, lambda: epoch_order(it // spe), lambda: c["order"])
             idx = jax.lax.dynamic_slice(order, (pos * batch_size,), (batch_size,))
             w = jnp.sum(mask[idx])
+            cidx = None
+            if n_candidates is not None:
+                cidx = jax.random.randint(jax.random.fold_in(ckey, it), (n_candidates,), 0, n_rows)
             params, state = c["params"], c["state"]
-            value, grad = vg(params, idx)
+            value, grad = vg(params, idx, cidx)
             finite = jnp.isfinite(value) & jnp.all(jnp.asarray(
                 [jnp.all(jnp.isfinite(g)) for g in jax.tree_util.tree_leaves(grad)]))
             updates, new_state = optimizer.update(grad, state, params, value=value, grad=grad,
-                                                  value_fn=lambda p: batch_loss(p, idx))
+                                                  value_fn=lambda p: batch_loss(p, idx, cidx))
             new_params = optax.apply_updates(params, updates)
             if projection is not None:
                 new_params = projection(new_params)
@@ -277,6 +330,8 @@ def minimize(
     verbose: int = 0,
     batch_size: int | None = None,
     key=None,
+    n_candidates: int | None = None,
+    devices=None,
 ) -> SolverResult:
     """Minimise ``loss_fn(params, problem, **hyper)`` with an optax optimizer.
 
@@ -317,6 +372,14 @@ def minimize(
         Requires a first-order optimizer (not L-BFGS).
     key : jax.random key, optional
         Shuffling key for minibatch training (default ``jax.random.key(0)``).
+    n_candidates : int, optional
+        Minibatch only: each step draws this many rows uniformly as the candidate set the loss
+        compares anchors with (the loss must accept ``candidates=``), instead of every sample.
+    devices : sequence of jax devices, "all" or None
+        Data parallelism: anchors (the batch, or all rows) are split across these devices with
+        ``shard_map``; data and parameters are replicated and XLA all-reduces the gradient.
+        ``problem.X.shape[0]`` (full batch) or ``batch_size`` must be divisible by their number
+        (``jaxdml.fit`` pads accordingly). None uses one device.
 
     Returns
     -------
@@ -330,16 +393,29 @@ def minimize(
     print_every = 0 if not verbose else (10 if verbose == 1 else int(verbose))
     lr = None if learning_rate is None else jnp.asarray(learning_rate, jnp.result_type(float))
     tol = jnp.asarray(tol, jnp.result_type(float))
+    n_rows = int(problem.X.shape[0])
+    mesh = None
+    if devices is not None:
+        devs = jax.devices() if isinstance(devices, str) and devices == "all" else list(devices)
+        if len(devs) > 1:
+            mesh = make_mesh(devs)
+    n_dev = 1 if mesh is None else mesh.devices.size
     if batch_size is not None:
         if linesearch:
             raise ValueError("Minibatch training needs a first-order optimizer (e.g. 'adam'), not L-BFGS.")
-        n_rows = int(problem.X.shape[0])
         batch_size = int(min(batch_size, n_rows))
+        if batch_size % n_dev:
+            raise ValueError(f"batch_size={batch_size} must be divisible by the {n_dev} devices.")
         run = _runner_minibatch(loss_fn, optimizer, projection, int(max_iter), int(patience or 3),
-                                static_hyper, print_every, batch_size, n_rows)
+                                static_hyper, print_every, batch_size, n_rows,
+                                None if n_candidates is None else int(n_candidates), mesh)
         key = jax.random.key(0) if key is None else key
         return run(params0, problem, traced, tol, lr, key)
+    if n_candidates is not None:
+        raise ValueError("n_candidates needs minibatch training (set batch_size).")
+    if n_rows % n_dev:
+        raise ValueError(f"The {n_rows} rows must be divisible by the {n_dev} devices (pad the problem).")
     if patience is None:
         patience = 2 if linesearch else 10
-    run = _runner(loss_fn, optimizer, projection, int(max_iter), int(patience), static_hyper, print_every)
+    run = _runner(loss_fn, optimizer, projection, int(max_iter), int(patience), static_hyper, print_every, mesh)
     return run(params0, problem, traced, tol, lr)

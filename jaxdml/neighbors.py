@@ -1,0 +1,149 @@
+"""Exact nearest-neighbour search under a (learned) metric, blockwise and memory-bounded.
+
+Query rows are processed in blocks sized by the library memory budget
+(:func:`jaxdml.config.set_memory_budget`): each block computes its distances to every reference
+row with one matrix product and keeps the ``k`` smallest with ``lax.top_k``, so memory is
+O(block * N), never O(N^2). Runs on any JAX device.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from . import linalg
+from .problems import bucket_size
+
+__all__ = ["knn_search", "same_class_neighbors", "other_class_neighbors"]
+
+
+@functools.partial(jax.jit, static_argnames=("k", "mode", "exclude_self", "block"))
+def _search(Q, R, q_lab, r_lab, r_valid, q_ids, r_ids, *, k, mode, exclude_self, block):
+    nq = Q.shape[0]
+    sr = jnp.sum(R * R, axis=1)
+    big = jnp.asarray(jnp.inf, Q.dtype)
+
+    def one(rows, valid):
+        q = Q[rows]
+        d = jnp.maximum(jnp.sum(q * q, axis=1)[:, None] + sr[None, :] - 2.0 * q @ R.T, 0.0)
+        ok = r_valid[None, :]
+        if mode == "same":
+            ok = ok & (q_lab[rows][:, None] == r_lab[None, :])
+        elif mode == "other":
+            ok = ok & (q_lab[rows][:, None] != r_lab[None, :])
+        if exclude_self:
+            ok = ok & (q_ids[rows][:, None] != r_ids[None, :])
+        d = jnp.where(ok, d, big)
+        neg, idx = jax.lax.top_k(-d, k)
+        return idx.astype(jnp.int32), -neg
+
+    n_blocks = -(-nq // block)
+    pos = jnp.arange(n_blocks * block, dtype=jnp.int32)
+    rows = jnp.minimum(pos, nq - 1).reshape(n_blocks, block)
+    idx, dist = jax.lax.map(lambda r: one(r, None), rows)
+    return idx.reshape(-1, k)[:nq], dist.reshape(-1, k)[:nq]
+
+
+def knn_search(X, k: int, *, Y=None, L=None, labels=None, y_labels=None, mode: str = "any",
+               exclude_self: bool | None = None, block_elements: int | None = None):
+    """The ``k`` nearest rows of ``Y`` (default ``X``) for every row of ``X``.
+
+    Parameters
+    ----------
+    X : (n, d) queries. Y : (m, d) references (default: X).
+    k : number of neighbours.
+    L : (d', d) optional linear map; distances are ``|L(x - y)|^2``.
+    labels, y_labels : labels of X and Y (needed for ``mode`` "same" / "other").
+    mode : "any", "same" (same label only) or "other" (different label only).
+    exclude_self : skip the query itself (default: True when ``Y`` is X).
+    block_elements : pairwise entries per block (default: from the memory budget).
+
+    Returns
+    -------
+    idx : (n, k) int array of row indices into Y, nearest first. Slots without a valid
+        neighbour (too few candidates) hold -1.
+    sq_dist : (n, k) squared distances (inf for missing slots).
+    """
+    X = np.asarray(X)
+    same_ref = Y is None
+    Y = X if same_ref else np.asarray(Y)
+    if exclude_self is None:
+        exclude_self = same_ref
+    if mode not in ("any", "same", "other"):
+        raise ValueError(f"mode must be 'any', 'same' or 'other'; got {mode!r}.")
+    if mode != "any" and labels is None:
+        raise ValueError("labels are needed for mode='same' or 'other'.")
+    n, m = X.shape[0], Y.shape[0]
+    if k < 1 or k > m:
+        raise ValueError(f"k={k} must be between 1 and the number of reference rows ({m}).")
+    dtype = jnp.result_type(float)
+    Q = jnp.asarray(X, dtype)
+    R = jnp.asarray(Y, dtype)
+    if L is not None:
+        Lj = jnp.asarray(L, dtype)
+        Q, R = Q @ Lj.T, R @ Lj.T
+    if labels is None:
+        ql, rl = jnp.zeros(n, jnp.int32), jnp.zeros(m, jnp.int32)
+    else:
+        yl = np.asarray(labels) if (same_ref or y_labels is None) else np.asarray(y_labels)
+        codes = np.unique(np.concatenate([np.asarray(labels), yl]), return_inverse=True)[1].astype(np.int32)
+        ql, rl = jnp.asarray(codes[:n]), jnp.asarray(codes[n:])
+    ids_q = jnp.arange(n, dtype=jnp.int32)
+    ids_r = jnp.arange(m, dtype=jnp.int32) if same_ref else jnp.full(m, -1, jnp.int32)
+    block = linalg.block_size(n, m, block_elements)
+    idx, dist = _search(Q, R, ql, rl, jnp.ones(m, bool), ids_q, ids_r, k=int(k), mode=mode,
+                        exclude_self=bool(exclude_self), block=block)
+    idx, dist = np.asarray(idx), np.asarray(dist, dtype=np.float64)
+    idx = np.where(np.isfinite(dist), idx, -1)
+    return idx, dist
+
+
+def same_class_neighbors(X, codes, k: int, *, L=None, block_elements=None):
+    """``k`` nearest same-class rows of every row (self excluded), searched class by class.
+
+    Work is ``sum_c n_c^2 d`` rather than ``n^2 d``; class subsets are padded to bucket sizes so
+    that similar-sized classes share one compiled search. Returns ``(idx, mask)`` of shape (n, k);
+    classes with ``n_c <= k`` fill their extra slots with the row itself and mask 0.
+    """
+    X = np.asarray(X)
+    n = X.shape[0]
+    dtype = jnp.result_type(float)
+    Z = jnp.asarray(X, dtype) if L is None else jnp.asarray(X, dtype) @ jnp.asarray(L, dtype).T
+    out = np.tile(np.arange(n, dtype=np.int32)[:, None], (1, k))
+    mask = np.zeros((n, k), np.float32)
+    for c in np.unique(codes):
+        members = np.flatnonzero(codes == c)
+        nc = members.size
+        kc = min(k, nc - 1)
+        if kc <= 0:
+            continue
+        b = bucket_size(nc)
+        pad = np.concatenate([members, np.full(b - nc, members[0])])
+        Zc = Z[jnp.asarray(pad)]
+        valid = jnp.asarray(np.arange(b) < nc)
+        ids = jnp.arange(b, dtype=jnp.int32)
+        block = linalg.block_size(b, b, block_elements)
+        idx, _ = _search(Zc, Zc, ids * 0, ids * 0, valid, ids, ids, k=kc, mode="any",
+                         exclude_self=True, block=block)
+        out[members, :kc] = members[np.asarray(idx)[:nc]]
+        mask[members, :kc] = 1.0
+    return out, mask
+
+
+def other_class_neighbors(X, codes, m: int, *, L=None, block_elements=None):
+    """``m`` nearest differently-labelled rows of every row (impostor candidates).
+
+    Returns ``(idx, mask)`` of shape (n, m); mask 0 where fewer candidates exist.
+    """
+    idx, dist = knn_search(X, min(m, X.shape[0]), L=L, labels=np.asarray(codes), mode="other",
+                           block_elements=block_elements)
+    ok = idx >= 0
+    idx = np.where(ok, idx, np.arange(X.shape[0])[:, None]).astype(np.int32)
+    if idx.shape[1] < m:
+        extra = np.tile(np.arange(X.shape[0], dtype=np.int32)[:, None], (1, m - idx.shape[1]))
+        idx = np.concatenate([idx, extra], axis=1)
+        ok = np.concatenate([ok, np.zeros_like(extra, bool)], axis=1)
+    return idx, ok.astype(np.float32)

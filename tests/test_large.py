@@ -1,0 +1,162 @@
+"""Large-data machinery: memory budget, blockwise neighbour search, minibatches, sampled
+candidates, multi-device sharding and the persistent compilation cache."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from sklearn.neighbors import NearestNeighbors
+
+import jaxdml
+from jaxdml import config, losses
+from jaxdml.neighbors import knn_search, other_class_neighbors, same_class_neighbors
+from jaxdml.solvers import make_optimizer, minimize
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _data(rng, n, d=6, c=5):
+    X = rng.random((n, d))
+    y = rng.integers(0, c, n)
+    X[:, 0] += 0.3 * y
+    return X, y
+
+
+@pytest.mark.parametrize("name", ["nca", "lmnn"])
+def test_small_memory_budget_gives_same_result_with_bounded_temporaries(rng, name):
+    X, y = _data(rng, 1500)
+    prob = jaxdml.make_problem(X, y, n_neighbors=3)
+    f = jax.jit(jax.value_and_grad(getattr(losses, name)))
+    L = jnp.eye(6)
+    v_ref, g_ref = f(L, prob)
+    with config.memory_budget(2 << 20):
+        f_small = jax.jit(jax.value_and_grad(getattr(losses, name)))
+        compiled = f_small.lower(L, prob).compile()
+        v, g = f_small(L, prob)
+    np.testing.assert_allclose(float(v), float(v_ref), rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(g), np.asarray(g_ref), rtol=1e-4, atol=1e-6)
+    temp = compiled.memory_analysis().temp_size_in_bytes
+    assert temp < 1500 * 1500 * 4  # no N x N buffer at once
+
+
+@pytest.mark.parametrize("name", ["nca", "lmnn"])
+def test_full_batch_at_20000_never_holds_an_n_by_n_array(rng, name):
+    N = 20000
+    X, y = _data(rng, N, d=16, c=26)
+    prob = jaxdml.make_problem(X, y, n_neighbors=3)
+    compiled = jax.jit(jax.value_and_grad(getattr(losses, name))).lower(jnp.eye(16), prob).compile()
+    assert compiled.memory_analysis().temp_size_in_bytes < N * N * 4
+    assert config.get_memory_budget() == 1 << 30
+
+
+def test_knn_search_matches_sklearn(rng):
+    X, y = _data(rng, 900)
+    L = rng.normal(size=(3, 6))
+    idx, dist = knn_search(X, 4, L=L, block_elements=900 * 37)
+    ref_d, ref = NearestNeighbors(n_neighbors=4).fit(X @ L.T).kneighbors()
+    np.testing.assert_array_equal(idx, ref)
+    np.testing.assert_allclose(dist, ref_d**2, rtol=1e-4, atol=2e-5)  # float32 GEMM distances
+    same, mask = same_class_neighbors(X, y, 3)
+    for c in np.unique(y):
+        members = np.flatnonzero(y == c)
+        nbr = NearestNeighbors(n_neighbors=3).fit(X[members]).kneighbors()[1]
+        np.testing.assert_array_equal(np.sort(same[members], 1), np.sort(members[nbr], 1))
+    other, omask = other_class_neighbors(X, y, 5)
+    assert np.all(y[other] != y[:, None]) and omask.all()
+    D = ((X[:, None] - X[None]) ** 2).sum(-1)
+    D[y[:, None] == y[None, :]] = np.inf
+    found = np.sort(np.take_along_axis(D, other, 1), 1)
+    np.testing.assert_allclose(found, np.sort(D, 1)[:, :5], rtol=1e-5, atol=1e-6)
+
+
+def test_minibatch_training_decreases_the_exact_objective(rng):
+    X, y = _data(rng, 600)
+    prob = jaxdml.make_problem(X, y, n_neighbors=3)
+    f = jax.jit(losses.nca)
+    g = jax.jit(losses.lmnn)
+    for loss, exact in ((losses.nca, f), (losses.lmnn, g)):
+        for cands in (None, 128):
+            res = minimize(loss, jnp.eye(6), prob, optimizer=make_optimizer("adam"), learning_rate=0.02,
+                           max_iter=60, batch_size=64, n_candidates=cands, key=jax.random.key(1))
+            assert int(res.n_iter) > 0 and not bool(res.failed)
+            assert float(exact(res.params, prob)) < float(exact(jnp.eye(6), prob))
+
+
+def test_sampled_lmnn_candidates_are_unbiased(rng, x64):
+    X, y = _data(rng, 200)
+    prob = jaxdml.make_problem(X, y, n_neighbors=3)
+    L = jnp.asarray(rng.normal(size=(6, 6)))
+    exact = float(losses.lmnn(L, prob))
+    f = jax.jit(lambda c: losses.lmnn(L, prob, candidates=c))
+    vals = [float(f(jax.random.randint(jax.random.key(s), (64,), 0, 200))) for s in range(400)]
+    assert abs(np.mean(vals) - exact) < 4 * np.std(vals) / np.sqrt(len(vals))
+
+
+def test_fit_picks_the_large_data_path_by_itself(rng):
+    X, y = _data(rng, 12000, d=8, c=10)
+    m = jaxdml.fit(X, y, loss="nca", max_iter=20)
+    assert m.info["batch_size"] == 256 and m.info["n_candidates"] is not None
+    small = jaxdml.fit(X[:200], y[:200], loss="nca", max_iter=5)
+    assert small.info["batch_size"] is None and small.info["n_candidates"] is None
+
+
+SCRIPT = textwrap.dedent("""
+    import json, sys, numpy as np, jax, jax.numpy as jnp, jaxdml
+    from jaxdml.solvers import minimize, make_optimizer
+    rng = np.random.default_rng(0)
+    X = rng.random((256, 5)); y = rng.integers(0, 3, 256); X[:, 0] += 0.4 * y
+    out = {"devices": len(jax.devices())}
+    prob = jaxdml.make_problem(X, y, n_neighbors=3)
+    for devs in (None, "all"):
+        # (a line search makes discrete choices that can amplify the round-off of a different
+        # summation order, so trajectories are compared with first-order optimizers and the
+        # L-BFGS fit by its loss value)
+        a = minimize(jaxdml.losses.nca, jnp.eye(5), prob, optimizer=make_optimizer("adam"),
+                     learning_rate=0.05, max_iter=40, devices=devs)
+        b = minimize(jaxdml.losses.lmnn, jnp.eye(5), prob, optimizer=make_optimizer("adam"),
+                     max_iter=30, batch_size=64, n_candidates=96, devices=devs)
+        c = jaxdml.fit(X, y, loss="lmnn", max_iter=20, devices=devs)
+        out[str(devs)] = [np.asarray(a.params).tolist(), np.asarray(b.params).tolist(), [c.loss]]
+    print(json.dumps(out))
+""")
+
+
+def test_four_devices_give_the_same_result_as_one():
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=4", JAX_PLATFORMS="cpu")
+    out = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env,
+                         cwd=ROOT, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    res = json.loads(out.stdout.strip().splitlines()[-1])
+    assert res["devices"] == 4
+    for one, four in zip(res["None"], res["all"]):
+        np.testing.assert_allclose(np.asarray(four), np.asarray(one), rtol=2e-4, atol=2e-5)
+
+
+CACHE_SCRIPT = textwrap.dedent("""
+    import sys, jax, numpy as np, jaxdml
+    from jaxdml.compilation import enable_compilation_cache
+    hits = []
+    jax.monitoring.register_event_listener(lambda name, **kw: hits.append(name) if name.endswith("cache_hits") else None)
+    enable_compilation_cache(sys.argv[1])
+    X = np.random.default_rng(0).random((60, 4)); y = np.arange(60) % 3
+    jaxdml.fit(X, y, loss="nca", max_iter=5)
+    print(len(hits))
+""")
+
+
+def test_persistent_compilation_cache_serves_a_second_process(tmp_path):
+    cache = str(tmp_path / "xla")
+    runs = []
+    for _ in range(2):
+        out = subprocess.run([sys.executable, "-c", CACHE_SCRIPT, cache], capture_output=True,
+                             text=True, cwd=ROOT, timeout=300)
+        assert out.returncode == 0, out.stderr[-2000:]
+        runs.append(int(out.stdout.strip().splitlines()[-1]))
+    assert os.listdir(cache)  # the first process wrote executables
+    assert runs[0] == 0 and runs[1] >= 1  # the second one loaded them instead of compiling
