@@ -1,4 +1,12 @@
-"""Command line: ``jaxdml fit --loss lmnn --dataset wine``."""
+"""Command line.
+
+* ``jaxdml fit --loss lmnn --dataset wine``: cross-validate one method with k-NN;
+* ``jaxdml experiment basic --data DIR --datasets appendicitis,iris,wine --k 3 --out OUTDIR``:
+  one of the tutorial's experiments (``basic``, ``ncm``, ``kernel``, ``dim``) on KEEL folds,
+  writing CSV / Markdown / LaTeX tables and the per-fold results (JSON); resumable;
+* ``jaxdml compare OUTDIR/basic-3nn-test.csv NCA Euclidean``: Bayesian sign test + simplex plot;
+* ``jaxdml methods``: the available method names.
+"""
 
 from __future__ import annotations
 
@@ -84,6 +92,110 @@ def _cmd_fit(args) -> int:
     return 0
 
 
+def _split_list(text):
+    return None if text is None else [t.strip() for t in text.split(",") if t.strip()]
+
+
+def _cmd_experiment(args) -> int:
+    from pathlib import Path
+
+    from jaxdml.datasets import DATA_DIR_ENV, default_data_dir
+    from jaxdml.experiments import get_experiment, run_experiment
+
+    exp = get_experiment(args.name)
+    if args.data is None:
+        args.data = default_data_dir()
+        if args.data is None:
+            print(f"jaxdml: no --data folder given and ../shared/keel not found (set ${DATA_DIR_ENV}); "
+                  "only scikit-learn data sets (iris, wine, breast_cancer, digits) can be used.", file=sys.stderr)
+    if args.cache:
+        from jaxdml.compilation import enable_compilation_cache
+
+        enable_compilation_cache()
+    try:
+        ks = [int(v) for v in _split_list(args.k)] if args.k else [exp.default_k]
+    except ValueError:
+        raise ValueError(f"--k expects integers such as 3 or 3,5,7; got {args.k!r}") from None
+    if not exp.uses_k:
+        ks = ks[:1]
+    dims = None
+    if args.dims:
+        try:
+            dims = [d if d in ("max", "classes-1") else int(d) for d in _split_list(args.dims)]
+        except ValueError:
+            raise ValueError(f"--dims expects integers, 'max' and 'classes-1' such as 1,2,5,max; got {args.dims!r}") \
+                from None
+    out = Path(args.out)
+    for k in ks:
+        res = run_experiment(
+            args.name, data_dir=args.data, datasets=_split_list(args.datasets), k=k,
+            algorithms=_split_list(args.algorithms), out_dir=out,
+            cache_dir=args.cache_dir if args.cache_dir else "auto", n_folds=args.folds, dims=dims,
+            rerun=args.rerun, retry_failed=args.retry_failed, progress=not args.quiet, seed=args.seed,
+        )
+        for name, table in res.tables.items():
+            if name.endswith("-test"):
+                print(table.to_markdown())
+        if exp.rows == "dimensions":
+            try:
+                import matplotlib
+
+                matplotlib.use("Agg")
+                from jaxdml.plotting import plot_dim_curves
+            except ImportError:  # pragma: no cover
+                print("matplotlib is not installed: no dimension curves.", file=sys.stderr)
+            else:
+                for name, table in res.tables.items():
+                    if name.endswith("-test"):
+                        png = out / (name[: -len("-test")] + ".png")
+                        plot_dim_curves(table, res.tables[name[: -len("-test")] + "-train"], path=png)
+                        res.files.append(png)
+        bad = {}
+        for r in res.failures():
+            bad.setdefault((r["algorithm"], r["status"]), []).append(r)
+        for (alg, status), recs in sorted(bad.items()):
+            sets = sorted({r["dataset"] for r in recs})
+            more = " ..." if len(sets) > 5 else ""
+            print(f"{status}: {alg} on {len(sets)} dataset(s) ({', '.join(sets[:5])}{more}): {recs[0]['error'][:160]}")
+        n_ok = sum(r["status"] == "ok" for r in res.records)
+        n_na = sum(r["status"] == "n/a" for r in res.records)
+        print(f"{res.stem}: {n_ok}/{len(res.records)} folds ok{f' ({n_na} not applicable)' if n_na else ''}, "
+              f"wall time {res.wall_time:.1f} s; wrote "
+              f"{len(res.files)} files to {out}/ ({', '.join(p.name for p in res.files if p.suffix == '.csv')[:300]})")
+    return 0
+
+
+def _cmd_compare(args) -> int:
+    from pathlib import Path
+
+    from jaxdml.experiments import Table, compare_columns
+
+    table = Table.from_csv(args.results)
+    res = compare_columns(table, args.first, args.second, rope=args.rope, prior_strength=args.prior_strength,
+                          prior_place=args.prior_place, n_samples=args.samples, random_state=args.seed)
+    print(res)
+    src = Path(args.results)
+    slug = "-vs-".join("".join(ch if ch.isalnum() or ch in "_-" else "_" for ch in n) for n in res.names)
+    if args.out is None:
+        png = src.with_name(f"{src.stem}-{slug}.png")
+    else:
+        png = Path(args.out)
+        if png.is_dir() or args.out.endswith(("/", "\\")):
+            png.mkdir(parents=True, exist_ok=True)
+            png = png / f"{src.stem}-{slug}.png"
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        from jaxdml.plotting import plot_sign_test
+    except ImportError:  # pragma: no cover
+        print("matplotlib is not installed: no simplex plot.", file=sys.stderr)
+        return 0
+    plot_sign_test(res, path=png)
+    print(f"simplex plot: {png}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="jaxdml", description="JAX-accelerated distance metric learning.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -103,6 +215,39 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--no-cache", dest="cache", action="store_false",
                    help="disable the persistent compilation cache")
     f.set_defaults(func=_cmd_fit)
+    e = sub.add_parser("experiment", help="run one of the tutorial's experiments on KEEL folds",
+                       description="Run an experiment of the tutorial's Section 5 and write its tables "
+                                   "(OUT/<stem>-test.csv, -train.csv, .md, .tex) and per-fold results "
+                                   "(OUT/<stem>-folds.json). Finished folds are cached under OUT/cache, so an "
+                                   "interrupted run resumes.")
+    e.add_argument("name", choices=["basic", "ncm", "kernel", "dim"])
+    e.add_argument("--data", default=None, help="KEEL folder holding 10-fold/ (default: ../shared/keel if it "
+                                                "exists, or $JAXDML_KEEL_DIR)")
+    e.add_argument("--datasets", default=None, help="comma-separated names (default: the experiment's)")
+    e.add_argument("--k", default=None, help="k of the k-NN classifier, or a list such as 3,5,7 (default 3)")
+    e.add_argument("--out", default="results", help="output folder (default: results)")
+    e.add_argument("--algorithms", default=None, help="comma-separated column labels (default: all)")
+    e.add_argument("--folds", type=int, default=10, help="number of folds (10 or 5 for KEEL)")
+    e.add_argument("--dims", default=None, help="dim experiment: e.g. 1,2,5,max,classes-1")
+    e.add_argument("--cache-dir", default=None, help="per-fold result cache (default: OUT/cache)")
+    e.add_argument("--rerun", action="store_true", help="ignore cached results")
+    e.add_argument("--retry-failed", action="store_true", help="recompute cached failures")
+    e.add_argument("--seed", type=int, default=0, help="random_state of stochastic methods")
+    e.add_argument("--quiet", action="store_true", help="no progress bar")
+    e.add_argument("--no-compile-cache", "--no-cache", dest="cache", action="store_false",
+                   help="disable the persistent compilation cache")
+    e.set_defaults(func=_cmd_experiment)
+    c = sub.add_parser("compare", help="Bayesian sign test between two columns of a results CSV")
+    c.add_argument("results", help="a table written by `jaxdml experiment` (e.g. OUT/basic-3nn-test.csv)")
+    c.add_argument("first")
+    c.add_argument("second")
+    c.add_argument("--rope", type=float, default=0.01, help="half-width of the rope (default 0.01)")
+    c.add_argument("--prior-strength", type=float, default=1.0)
+    c.add_argument("--prior-place", type=float, default=0.0, help="prior pseudo-observation z0 (default 0)")
+    c.add_argument("--samples", type=int, default=50000, help="posterior samples")
+    c.add_argument("--seed", type=int, default=0)
+    c.add_argument("--out", default=None, help="PNG path or folder (default: next to the CSV)")
+    c.set_defaults(func=_cmd_compare)
     m = sub.add_parser("methods", help="list the available methods")
     m.set_defaults(func=lambda a: print("\n".join(__import__("jaxdml").available_methods())) or 0)
     return p

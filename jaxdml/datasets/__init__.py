@@ -1,5 +1,7 @@
 """Data loaders: scikit-learn bundled sets, CSV files, KEEL ``.dat`` / ARFF files and folds."""
 
+from . import _keel
 from ._bundled import BUNDLED, load_csv, load_dataset
+from ._keel import *  # noqa: F401,F403
 
-__all__ = ["BUNDLED", "load_dataset", "load_csv"]
+__all__ = ["BUNDLED", "load_dataset", "load_csv", *_keel.__all__]
