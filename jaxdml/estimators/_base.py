@@ -5,6 +5,7 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
+import optax
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -112,6 +113,10 @@ class GradientMetricLearner(BaseMetricLearner):
         "tol": [Interval(numbers.Real, 0, None)],
         "init": [Options({"auto", "identity", "pca", "lda", "random"}), "array-like"],
         "learning_rate": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "optimizer": [str, None, optax.GradientTransformation],
+        "batch_size": [Interval(numbers.Integral, 1, None), None, Options({"auto"})],
+        "n_candidates": [Interval(numbers.Integral, 1, None), None, Options({"auto"})],
+        "devices": [None, Options({"all"}), list, tuple],
         "random_state": ["random_state"],
         "verbose": [Interval(numbers.Integral, 0, None), "boolean"],
     }

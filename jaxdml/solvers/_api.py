@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import time
 import numbers
 import warnings
 from typing import Callable, NamedTuple, Optional
@@ -105,14 +106,15 @@ register_solver(
 
 
 # --------------------------------------------------------------------------- gradient losses
-def _kw_names(fn) -> set:
+def _kw_names(fn, skip: int = 2) -> set:
+    """Parameter names of ``fn`` after the first ``skip`` (``{"*"}`` if it takes ``**kwargs``)."""
     try:
         sig = inspect.signature(fn)
     except (TypeError, ValueError):  # pragma: no cover
         return set()
     if any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values()):
         return {"*"}
-    return {p.name for p in list(sig.parameters.values())[2:]}
+    return {p.name for p in list(sig.parameters.values())[skip:]}
 
 
 @functools.lru_cache(maxsize=None)
@@ -193,7 +195,7 @@ def fit(
     optimizer=None,
     learning_rate: float | None = None,
     init="auto",
-    n_neighbors: int = 3,
+    n_neighbors: int | None = None,
     projection="auto",
     random_state=None,
     pad_to="auto",
@@ -225,8 +227,9 @@ def fit(
     learning_rate : float, optional
         For first-order optimizers.
     init : {"auto", "identity", "pca", "lda", "random"} or array, default="auto"
-    n_neighbors : int, default=3
-        Target neighbours per sample (LMNN and callable losses).
+    n_neighbors : int, optional
+        Neighbourhood size: target neighbours per sample for LMNN-type and callable losses
+        (default 3); passed to other methods that take ``n_neighbors`` (e.g. DMLMJ, KLMNN).
     projection : "auto", callable or None
         Applied after each step; "auto" uses the method's own (PSD cone for metric losses).
     random_state : int, RandomState or None
@@ -263,10 +266,17 @@ def fit(
     (150, 4)
     """
     if isinstance(loss, str) and loss in SOLVERS:
+        if n_neighbors is not None:
+            if "n_neighbors" not in _kw_names(SOLVERS[loss].fn, skip=0):
+                raise ValueError(f"method {loss!r} does not take n_neighbors.")
+            hyper["n_neighbors"] = n_neighbors
         return _fit_solver(loss, X, y, n_components=n_components, max_iter=max_iter, tol=tol,
                            random_state=random_state, verbose=verbose, hyper=hyper)
+    if n_neighbors is None:
+        n_neighbors = 3
     if isinstance(loss, str) and loss not in _losses.REGISTRY:
         raise ValueError(f"Unknown loss {loss!r}. Valid names: {available_methods()}.")
+    t_start = time.perf_counter()
     fn, spec, name, extra = _resolve_gradient(loss)
     check_params(
         dict(max_iter=max_iter, tol=tol, n_neighbors=n_neighbors, verbose=verbose, learning_rate=learning_rate,
@@ -355,12 +365,14 @@ def fit(
         if batch_size is None:
             raise ValueError("n_candidates requires minibatch training (set batch_size and a first-order optimizer).")
     key = jax.random.key(np.random.RandomState(random_state).randint(2**31) if random_state is not None else 0)
+    t_solve = time.perf_counter()
     res = minimize(
         fn, params0, problem, optimizer=optimizer, projection=projection, max_iter=max_iter,
         tol=tol, learning_rate=learning_rate, hyper=hyper, verbose=verbose,
         batch_size=batch_size, key=key, n_candidates=n_candidates, devices=devices,
     )
-    n_iter = int(res.n_iter)
+    n_iter = int(res.n_iter)  # blocks until the solve is done
+    t_end = time.perf_counter()
     hist = np.asarray(res.loss_history, dtype=np.float64)[: n_iter + 1]
     hist = hist[np.isfinite(hist)]
     params = np.asarray(res.params, dtype=np.float64)
@@ -390,7 +402,8 @@ def fit(
         L=L, method=name, n_iter=n_iter, converged=bool(res.converged), loss_history=hist,
         loss=float(res.loss), classes=classes, metric_=metric,
         info=dict(failed=bool(res.failed), padded_rows=bucket - n, batch_size=batch_size,
-                  n_candidates=n_candidates, devices=n_dev),
+                  n_candidates=n_candidates, devices=n_dev, setup_seconds=t_solve - t_start,
+                  solve_seconds=t_end - t_solve),
     )
 
 
