@@ -191,7 +191,7 @@ def fit(
     loss="nca",
     n_components: int | None = None,
     max_iter: int | None = None,
-    tol: float = 1e-5,
+    tol: float | None = None,
     optimizer=None,
     learning_rate: float | None = None,
     init="auto",
@@ -220,8 +220,10 @@ def fit(
         Output dimension (rows of ``L``). Default: full dimension (LDA: ``n_classes - 1``).
     max_iter : int, optional
         Iteration budget (default per method).
-    tol : float, default=1e-5
-        Relative improvement below which the optimisation stops.
+    tol : float, optional
+        Stopping tolerance: for the optax-driven losses (default 1e-5) the relative improvement
+        below which the optimisation stops; registered solvers use their own default and meaning
+        (e.g. ITML: the relative change of its dual variables over a sweep).
     optimizer : optax.GradientTransformation or str, optional
         Default per method (L-BFGS for smooth full-batch losses, Adam for projected ones).
     learning_rate : float, optional
@@ -274,6 +276,8 @@ def fit(
                            random_state=random_state, verbose=verbose, hyper=hyper)
     if n_neighbors is None:
         n_neighbors = 3
+    if tol is None:
+        tol = 1e-5
     if isinstance(loss, str) and loss not in _losses.REGISTRY:
         raise ValueError(f"Unknown loss {loss!r}. Valid names: {available_methods()}.")
     t_start = time.perf_counter()

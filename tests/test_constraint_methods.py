@@ -1,0 +1,374 @@
+"""ITML, LSI (MMC) and DML-eig: pure pieces against naive NumPy references written from the
+seed's formulas, constraint satisfaction of the solvers, weak supervision, bad input, accuracy
+and the scikit-learn contract."""
+
+import re
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from sklearn.datasets import load_breast_cancer, load_iris, load_wine
+from sklearn.model_selection import StratifiedKFold
+from sklearn.neighbors import KNeighborsClassifier
+from sklearn.preprocessing import MinMaxScaler, minmax_scale
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+import jaxdml
+from jaxdml.losses import (
+    dml_eig_objective,
+    dml_eig_smoothed,
+    itml_bregman,
+    itml_constraints,
+    itml_objective,
+    logdet_divergence,
+    lsi_constraint,
+    lsi_objective,
+    pair_sq_dists,
+    similar_scatter,
+)
+
+
+# --------------------------------------------------------------------------- naive references
+def ref_logdet(A, B):
+    """D_ld(A||B) = tr(A B^-1) - log det(A B^-1) - d (seed, LogDet divergence)."""
+    C = A @ np.linalg.inv(B)
+    return np.trace(C) - np.log(np.linalg.det(C)) - A.shape[0]
+
+
+def ref_itml(M0, V, delta, xi0, gamma, sweeps):
+    """Davis et al. (2007), Algorithm 1, in the original coordinates, with plain loops."""
+    M, xi, lam = M0.copy(), xi0.copy(), np.zeros(len(V))
+    gp = gamma / (gamma + 1.0)
+    for _ in range(sweeps):
+        for k in range(len(V)):
+            v = V[k]
+            p = v @ M @ v
+            alpha = min(lam[k], gp * delta[k] * (1.0 / p - 1.0 / xi[k]))
+            beta = delta[k] * alpha / (1.0 - delta[k] * alpha * p)
+            xi[k] = gamma * xi[k] / (gamma + delta[k] * alpha * xi[k])
+            lam[k] -= alpha
+            M = M + beta * M @ np.outer(v, v) @ M
+    return M, xi, lam
+
+
+def ref_pairs(y):
+    """All pairs i < j split into similar S and dissimilar D (explicit lists)."""
+    n = len(y)
+    S = [(i, j) for i in range(n) for j in range(i + 1, n) if y[i] == y[j]]
+    D = [(i, j) for i in range(n) for j in range(i + 1, n) if y[i] != y[j]]
+    return S, D
+
+
+def ref_sq(M, X, i, j):
+    d = X[i] - X[j]
+    return d @ M @ d
+
+
+def ref_lsi(M, X, y):
+    """(sum_D d_M, sum_S d_M^2) over all pairs."""
+    S, D = ref_pairs(y)
+    return (sum(np.sqrt(ref_sq(M, X, i, j)) for i, j in D), sum(ref_sq(M, X, i, j) for i, j in S))
+
+
+def ref_dml_eig(M, X, y):
+    """min_D d_M^2 (the DML-eig objective)."""
+    _, D = ref_pairs(y)
+    return min(ref_sq(M, X, i, j) for i, j in D)
+
+
+@pytest.fixture
+def small(rng):
+    X = rng.normal(size=(14, 3))
+    y = np.repeat([0, 1, 2], [5, 5, 4])
+    return X, y
+
+
+# --------------------------------------------------------------------------- ITML pieces
+def test_logdet_divergence_matches_reference(rng, x64):
+    A = rng.normal(size=(4, 4)); A = A @ A.T + np.eye(4)
+    B = rng.normal(size=(4, 4)); B = B @ B.T + 0.5 * np.eye(4)
+    np.testing.assert_allclose(float(logdet_divergence(A, B)), ref_logdet(A, B), rtol=1e-10)
+    assert float(logdet_divergence(B, B)) == pytest.approx(0.0, abs=1e-10)
+    assert np.isinf(float(logdet_divergence(-A, B)))
+
+
+def test_itml_bregman_matches_naive_algorithm(rng, x64):
+    d, c = 4, 12
+    X = rng.normal(size=(10, d))
+    a, b = rng.integers(0, 10, c), (rng.integers(1, 10, c) + np.arange(c)) % 10
+    keep = a != b
+    V = (X[a] - X[b])[keep]
+    delta = np.where(rng.random(V.shape[0]) < 0.5, 1.0, -1.0)
+    xi0 = np.where(delta > 0, 0.5, 8.0)
+    M0 = rng.normal(size=(d, d)); M0 = M0 @ M0.T / d + np.eye(d)
+    for gamma in (1.0, 10.0):
+        st = itml_bregman(M0, V, delta, xi0, gamma, 0.0, max_iter=4)
+        M, xi, lam = ref_itml(M0, V, delta, xi0, gamma, 4)
+        assert int(st.n_iter) == 4
+        np.testing.assert_allclose(np.asarray(st.M), M, rtol=1e-8, atol=1e-10)
+        np.testing.assert_allclose(np.asarray(st.xi), xi, rtol=1e-8)
+        np.testing.assert_allclose(np.asarray(st.lam), lam, rtol=1e-8, atol=1e-12)
+        # the objective tracked through the rank-one updates equals the exact one
+        exact = float(itml_objective(st.M, M0, st.xi, xi0, gamma=gamma))
+        np.testing.assert_allclose(float(st.history[3]), exact, rtol=1e-8)
+        # padding rows (delta = 0) change nothing
+        st2 = itml_bregman(M0, np.vstack([V, np.ones((3, d))]), np.r_[delta, np.zeros(3)],
+                           np.r_[xi0, np.ones(3)], gamma, 0.0, max_iter=4)
+        np.testing.assert_allclose(np.asarray(st2.M), np.asarray(st.M), rtol=1e-10)
+
+
+def test_itml_hard_constraints_without_slack(x64):
+    """gamma = inf enforces every constraint exactly (a feasible problem)."""
+    rng = np.random.default_rng(3)
+    V = rng.normal(size=(6, 3))
+    delta = np.array([1, 1, 1, -1, -1, -1.0])
+    p0 = np.sum(V * V, axis=1)
+    xi0 = np.where(delta > 0, 0.8 * p0, 1.2 * p0)  # 20 % tighter than the Euclidean distances
+    st = itml_bregman(np.eye(3), V, delta, xi0, jnp.inf, 1e-12, max_iter=5000)
+    assert bool(st.converged)
+    viol = np.asarray(itml_constraints(st.M, V, delta, xi0))
+    assert np.all(viol <= 1e-8 * xi0)
+    np.testing.assert_allclose(np.asarray(st.xi), xi0)  # no slack moves
+
+
+def test_itml_fit_satisfies_slack_constraints_on_wine(wine_scaled):
+    X, y = wine_scaled
+    m = jaxdml.fit(X, y, loss="itml", random_state=0)
+    u, l = m.info["bounds"]
+    from scipy.spatial.distance import pdist
+
+    np.testing.assert_allclose([u, l], np.percentile(pdist(X, "sqeuclidean"), [5, 95]))
+    P, s, xi = m.info["pairs"], m.info["similar"], m.info["slack_bounds"]
+    assert len(P) == 2 * 20 * 3**2 and np.all((y[P[:, 0]] == y[P[:, 1]]) == (s == 1))
+    V = X[P[:, 0]] - X[P[:, 1]]
+    p = np.einsum("ci,ij,cj->c", V, m.M, V)
+    rel = (2 * s - 1) * (p - xi) / xi
+    assert np.mean(rel <= 1e-3) >= 0.95
+    assert np.linalg.eigvalsh(m.M).min() > 0  # positive definite
+    # slack only relaxes: similar bounds grow, dissimilar bounds shrink
+    assert np.all(xi[s == 1] >= u * (1 - 1e-12)) and np.all(xi[s == 0] <= l * (1 + 1e-12))
+    assert m.n_iter >= 1 and m.loss_history.size == m.n_iter
+
+
+def test_itml_priors(wine_scaled):
+    X, y = wine_scaled
+    cov = jaxdml.fit(X, y, loss="itml", prior="covariance", random_state=0, max_iter=5)
+    M0 = np.linalg.inv(np.cov(X, rowvar=False))
+    np.testing.assert_allclose(cov.info["prior"], M0, rtol=1e-6)
+    user = jaxdml.fit(X, y, loss="itml", prior=2 * np.eye(13), bounds=(0.1, 2.0), max_iter=5, random_state=0)
+    assert user.info["bounds"] == (0.1, 2.0)
+
+
+# --------------------------------------------------------------------------- LSI / DML-eig pieces
+def test_pair_functions_match_reference(small, x64):
+    X, y = small
+    rng = np.random.default_rng(1)
+    M = rng.normal(size=(3, 3)); M = M @ M.T
+    prob = jaxdml.make_problem(X, y, n_neighbors=None, pad_to=20)  # padding must not count
+    S, D = ref_pairs(y)
+    obj, con = ref_lsi(M, X, y)
+    np.testing.assert_allclose(float(lsi_objective(M, prob)), obj, rtol=1e-10)
+    np.testing.assert_allclose(float(lsi_constraint(M, prob)), con, rtol=1e-10)
+    XS = sum(np.outer(X[i] - X[j], X[i] - X[j]) for i, j in S)
+    np.testing.assert_allclose(np.asarray(similar_scatter(prob)), XS, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(float(dml_eig_objective(M, prob)), ref_dml_eig(M, X, y), rtol=1e-10)
+    # the same quantities from explicit pairs
+    pairs = np.array(S + D)
+    sim = np.r_[np.ones(len(S)), np.zeros(len(D))]
+    pp = jaxdml.make_pairs_problem(X, pairs, sim, pad_to=len(pairs) + 7)
+    np.testing.assert_allclose(float(lsi_objective(M, pp)), obj, rtol=1e-10)
+    np.testing.assert_allclose(np.asarray(similar_scatter(pp)), XS, rtol=1e-10, atol=1e-12)
+    d2 = np.asarray(pair_sq_dists(M, pp))[: len(pairs)]
+    np.testing.assert_allclose(d2, [ref_sq(M, X, i, j) for i, j in pairs], rtol=1e-9)
+    np.testing.assert_allclose(float(dml_eig_objective(M, pp)), ref_dml_eig(M, X, y), rtol=1e-10)
+    # smoothed min: min <= f_mu <= min + mu log|D|, and -> min as mu -> 0
+    hard = ref_dml_eig(M, X, y)
+    for mu in (1.0, 0.1, 1e-3):
+        f = float(dml_eig_smoothed(M, prob, mu=mu))
+        assert hard - 1e-9 <= f <= hard + mu * np.log(len(D)) + 1e-9
+    # the gradient of the LSI objective is sum_D O_ij / (2 d_ij)  (jax.grad, checked by the seed's formula)
+    G = np.asarray(jax.grad(lsi_objective)(jnp.asarray(M), prob))
+    ref = sum(np.outer(X[i] - X[j], X[i] - X[j]) / (2 * np.sqrt(ref_sq(M, X, i, j))) for i, j in D)
+    np.testing.assert_allclose(0.5 * (G + G.T), ref, rtol=1e-8)
+
+
+def test_lsi_feasible_and_better_than_identity(wine_scaled):
+    X, y = wine_scaled
+    m = jaxdml.fit(X, y, loss="lsi")
+    obj, con = ref_lsi(m.M, X, y)
+    assert con <= 1 + 1e-6
+    w = np.linalg.eigvalsh(m.M)
+    assert w.min() >= -1e-6 * w.max()
+    XS = m.info["similar_scatter"]
+    I = np.eye(13) / np.trace(XS)  # identity scaled onto the constraint
+    obj_I, con_I = ref_lsi(I, X, y)
+    assert con_I == pytest.approx(1.0)
+    assert obj > 1.5 * obj_I
+    assert m.n_iter <= 25 and m.loss == pytest.approx(obj, rel=1e-4)
+    # run to convergence: still feasible, and the objective keeps improving
+    full = jaxdml.fit(X, y, loss="lsi", max_iter=150)
+    obj_full, con_full = ref_lsi(full.M, X, y)
+    assert full.converged and con_full <= 1 + 1e-6 and obj_full >= obj
+    assert np.all(np.diff(full.loss_history) >= 0)
+
+
+def test_dml_eig_better_than_identity(wine_scaled):
+    X, y = wine_scaled
+    m = jaxdml.fit(X, y, loss="dml_eig", max_iter=60)
+    _, con = ref_lsi(m.M, X, y)
+    assert con == pytest.approx(1.0, rel=1e-8)
+    XS = sum(np.outer(X[i] - X[j], X[i] - X[j]) for i, j in ref_pairs(y)[0])
+    I = np.eye(13) / np.trace(XS)
+    assert ref_dml_eig(m.M, X, y) >= ref_dml_eig(I, X, y)
+    S = m.info["spectrahedron"]
+    assert np.trace(S) == pytest.approx(1.0, rel=1e-5) and np.linalg.eigvalsh(S).min() >= -1e-9
+    h = m.loss_history
+    assert h.size == m.n_iter + 1 and np.all(np.diff(h) >= -1e-5 * np.abs(h[1:]))  # line search: ascent
+
+
+# --------------------------------------------------------------------------- weak supervision
+@pytest.mark.parametrize("loss", ["itml", "lsi", "dml_eig"])
+def test_fit_from_pairs(loss, wine_scaled):
+    X, y = wine_scaled
+    rng = np.random.default_rng(0)
+    a, b = rng.integers(0, len(X), 300), rng.integers(0, len(X), 300)
+    keep = a != b
+    pairs = np.stack([a[keep], b[keep]], axis=1)
+    sim = (y[pairs[:, 0]] == y[pairs[:, 1]]).astype(float)
+    m = jaxdml.fit(X, None, loss=loss, pairs=pairs, similar=sim, max_iter=30, random_state=0)
+    assert m.M.shape == (13, 13) and np.all(np.isfinite(m.M))
+    est = {"itml": jaxdml.ITML, "lsi": jaxdml.LSI, "dml_eig": jaxdml.DMLEig}[loss](max_iter=30, random_state=0)
+    est.fit(X, pairs=pairs, similar=sim)
+    np.testing.assert_allclose(est.metric_, m.M, rtol=1e-6, atol=1e-12)
+    # the learned metric separates the given pairs better than the Euclidean distance
+    d2 = m.pair_distance(X[pairs[:, 0]], X[pairs[:, 1]], squared=True)
+    e2 = np.sum((X[pairs[:, 0]] - X[pairs[:, 1]]) ** 2, axis=1)
+    ratio = lambda d: d[sim == 0].mean() / d[sim == 1].mean()  # noqa: E731
+    assert ratio(d2) > ratio(e2)
+    with pytest.raises(ValueError, match=re.escape("pair indices must lie in [0, 177]")):
+        jaxdml.fit(X, None, loss=loss, pairs=np.array([[0, 1], [2, 178]]), similar=[1, 0])
+    with pytest.raises(ValueError, match="either labels y or pairs"):
+        jaxdml.fit(X, y, loss=loss, pairs=pairs, similar=sim)
+    with pytest.raises(ValueError, match="pairs and similar must be given together"):
+        jaxdml.fit(X, None, loss=loss, pairs=pairs)
+    with pytest.raises(ValueError, match="needs class labels y"):
+        jaxdml.fit(X, None, loss=loss)
+
+
+def test_pairs_of_one_kind_rejected(wine_scaled):
+    X, _ = wine_scaled
+    with pytest.raises(ValueError, match="both similar and dissimilar pairs; got 2 similar and 0"):
+        jaxdml.fit(X, None, loss="lsi", pairs=np.array([[0, 1], [2, 3]]), similar=[1, 1])
+    with pytest.raises(ValueError, match="similarity flags must be 0"):
+        jaxdml.fit(X, None, loss="itml", pairs=np.array([[0, 1], [2, 3]]), similar=[1, 2])
+
+
+# --------------------------------------------------------------------------- bad input
+@pytest.mark.parametrize("loss", ["itml", "lsi", "dml_eig"])
+def test_single_class_rejected(loss, wine_scaled):
+    X, _ = wine_scaled
+    with pytest.raises(ValueError, match="1 class"):
+        jaxdml.fit(X, np.zeros(len(X)), loss=loss)
+    est = {"itml": jaxdml.ITML, "lsi": jaxdml.LSI, "dml_eig": jaxdml.DMLEig}[loss]()
+    with pytest.raises(ValueError, match="1 class"):
+        est.fit(X, np.zeros(len(X)))
+    with pytest.raises(ValueError, match="Unknown hyper-parameter"):
+        jaxdml.fit(X, np.arange(len(X)) % 2, loss=loss, not_a_parameter=1)
+
+
+def test_bad_hyper_parameters(wine_scaled):
+    X, y = wine_scaled
+    for est, msg in [
+        (jaxdml.ITML(gamma=0), "'gamma' parameter of ITML"),
+        (jaxdml.ITML(gamma=-1.0), "'gamma' parameter of ITML"),
+        (jaxdml.ITML(prior="pca"), "prior must be 'identity', 'covariance' or a (d, d) matrix"),
+        (jaxdml.ITML(max_iter=0), "'max_iter' parameter of ITML"),
+        (jaxdml.LSI(learning_rate=0), "'learning_rate' parameter of LSI"),
+        (jaxdml.LSI(n_constraints=0), "'n_constraints' parameter of LSI"),
+        (jaxdml.DMLEig(mu=0.0), "'mu' parameter of DMLEig"),
+        (jaxdml.DMLEig(tol=-1), "'tol' parameter of DMLEig"),
+    ]:
+        with pytest.raises(ValueError, match=re.escape(msg)):
+            est.fit(X, y)
+    with pytest.raises(ValueError, match="'gamma' parameter of method 'itml'"):
+        jaxdml.fit(X, y, loss="itml", gamma=float("nan"))
+    with pytest.raises(ValueError, match="'mu' parameter of method 'dml_eig'"):
+        jaxdml.fit(X, y, loss="dml_eig", mu=-1.0)
+    with pytest.raises(ValueError, match="'tol' parameter of method 'lsi'"):
+        jaxdml.fit(X, y, loss="lsi", tol=-1.0)
+    with pytest.raises(ValueError, match="'max_iter' parameter of method 'itml'"):
+        jaxdml.fit(X, y, loss="itml", max_iter=0)
+    with pytest.raises(ValueError, match="n_components must be None or 13"):
+        jaxdml.fit(X, y, loss="lsi", n_components=2)
+
+
+def test_bad_itml_bounds_and_priors(wine_scaled):
+    X, y = wine_scaled
+    with pytest.raises(ValueError, match=re.escape("similarity bound u=2 must be smaller than the dissimilarity bound l=1")):
+        jaxdml.fit(X, y, loss="itml", bounds=(2.0, 1.0))
+    with pytest.raises(ValueError, match=re.escape("u=1 must be smaller than the dissimilarity bound l=1")):
+        jaxdml.ITML(bounds=[1.0, 1.0]).fit(X, y)
+    with pytest.raises(ValueError, match="u must be positive; got u=0"):
+        jaxdml.fit(X, y, loss="itml", bounds=(0.0, 1.0))
+    with pytest.raises(ValueError, match="two finite numbers"):
+        jaxdml.fit(X, y, loss="itml", bounds=(1.0, 2.0, 3.0))
+    with pytest.raises(ValueError, match="percentiles must be two numbers"):
+        jaxdml.fit(X, y, loss="itml", percentiles=(95, 5))
+    with pytest.raises(ValueError, match="positive definite"):
+        jaxdml.fit(X, y, loss="itml", prior=np.diag(np.r_[0.0, np.ones(12)]))
+    with pytest.raises(ValueError, match="must be a finite \\(13, 13\\) matrix"):
+        jaxdml.fit(X, y, loss="itml", prior=np.eye(3))
+    with pytest.raises(ValueError, match="u must be positive and smaller than l"):
+        jaxdml.fit(np.ones((20, 3)), np.arange(20) % 2, loss="itml")
+
+
+# --------------------------------------------------------------------------- accuracy
+def _cv_knn(X, y, fit):
+    cv = StratifiedKFold(10, shuffle=True, random_state=0)
+    accs = []
+    for tr, te in cv.split(X, y):
+        sc = MinMaxScaler().fit(X[tr])
+        Xtr, Xte = sc.transform(X[tr]), sc.transform(X[te])
+        tf = fit(Xtr, y[tr])
+        accs.append(KNeighborsClassifier(3).fit(tf(Xtr), y[tr]).score(tf(Xte), y[te]))
+    return float(np.mean(accs))
+
+
+@pytest.mark.parametrize("loss", ["itml", "lsi", "dml_eig"])
+def test_knn_accuracy_against_euclidean(loss):
+    """10-fold stratified 3-NN accuracy: never more than 3 points below Euclidean, and strictly
+    better on at least one of iris, wine, breast_cancer."""
+    better = []
+    for load in (load_iris, load_wine, load_breast_cancer):
+        X, y = load(return_X_y=True)
+        eucl = _cv_knn(X, y, lambda Xtr, ytr: (lambda Z: Z))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            acc = _cv_knn(X, y, lambda Xtr, ytr: jaxdml.fit(Xtr, ytr, loss=loss, random_state=0).transform)
+        assert acc >= eucl - 0.03, (load.__name__, acc, eucl)
+        better.append(acc > eucl)
+    assert any(better)
+
+
+# --------------------------------------------------------------------------- scikit-learn contract
+@parametrize_with_checks([
+    jaxdml.ITML(max_iter=5, random_state=0),
+    jaxdml.LSI(max_iter=5),
+    jaxdml.DMLEig(max_iter=5),
+])
+def test_sklearn_compatible(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check(estimator)
+
+
+def test_estimators_views_and_defaults(wine_scaled):
+    X, y = wine_scaled
+    est = jaxdml.ITML(random_state=0).fit(X, y)
+    np.testing.assert_allclose(est.metric_, est.components_.T @ est.components_, rtol=1e-8, atol=1e-12)
+    u, l = est.bounds_
+    assert 0 < u < l and est.converged_
+    assert jaxdml.LSI().get_params()["learning_rate"] == 0.02
+    assert "itml" in jaxdml.available_methods() and "dml_eig" in jaxdml.available_methods()
