@@ -1,3 +1,168 @@
-"""(to be written)"""
+"""Average Neighborhood Margin Maximization (ANMM) and its kernel version (KANMM)."""
 
-__all__ = []
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+
+from ..linalg import symmetrize
+from ._common import sign_flip
+from ._kda import kernel_coordinates
+
+__all__ = ["anmm_components", "kanmm_components", "neighbourhood_scatter"]
+
+
+def _average_weights(idx, mask):
+    """Weights ``1 / |N_i|`` on the valid neighbours of each row (0 on masked slots)."""
+    m = jnp.ones(idx.shape, jnp.result_type(float)) if mask is None else mask
+    return m / jnp.maximum(jnp.sum(m, axis=1, keepdims=True), 1.0)
+
+
+def neighbourhood_scatter(X, idx, weights):
+    r"""Weighted scatter of neighbour differences, via a graph Laplacian.
+
+    .. math:: \sum_i \sum_{j} w_{ij} (x_i - x_{\mathrm{idx}_{ij}})(x_i - x_{\mathrm{idx}_{ij}})^T
+              = X^T G X,
+
+    with ``G`` the Laplacian of the (symmetrised) neighbour graph, applied through segment sums:
+    memory ``O(n k d)`` for ``idx`` of shape (n, k), never ``(n, k, d, d)`` or ``(n, n)``.
+
+    Parameters
+    ----------
+    X : (n, d) array
+    idx : (n, k) int array, neighbour indices of each row.
+    weights : (n, k) array, ``w_ij`` (0 for padding slots).
+    """
+    n, k = idx.shape
+    w = weights.astype(X.dtype)
+    flat = idx.reshape(-1)
+    wf = w.reshape(-1)
+    pulled = jnp.einsum("nk,nkd->nd", w, X[idx])  # sum_j w_ij x_j
+    pushed = jax.ops.segment_sum(wf[:, None] * jnp.repeat(X, k, axis=0), flat, num_segments=n)
+    deg = jnp.sum(w, axis=1) + jax.ops.segment_sum(wf, flat, num_segments=n)
+    GX = deg[:, None] * X - pulled - pushed
+    return symmetrize(X.T @ GX)
+
+
+@functools.partial(jax.jit, static_argnames=("n_components",))
+def anmm_components(X, friends_idx, enemies_idx, n_components: int, friends_mask=None, enemies_mask=None,
+                    feature_mask=None):
+    r"""ANMM: the linear map maximising the average neighbourhood margin.
+
+    .. math::
+        \max_{L L^T = I} \operatorname{tr}\big(L (S - C) L^T\big), \quad
+        S = \sum_i \sum_{k \in \mathcal{N}^e_i} \frac{(x_i - x_k)(x_i - x_k)^T}{|\mathcal{N}^e_i|}, \quad
+        C = \sum_i \sum_{j \in \mathcal{N}^o_i} \frac{(x_i - x_j)(x_i - x_j)^T}{|\mathcal{N}^o_i|}
+
+    where :math:`\mathcal{N}^o_i` = ``friends_idx[i]`` (the :math:`\xi` nearest same-class samples,
+    self excluded) and :math:`\mathcal{N}^e_i` = ``enemies_idx[i]`` (the :math:`\zeta` nearest
+    samples of other classes). ``tr(L (S - C) L^T)`` is the average neighbourhood margin
+    :math:`\gamma^L` of the projected data. By Ky Fan's theorem (seed, thm:eigen_trace_opt) the rows
+    of ``L`` are orthonormal eigenvectors of ``S - C`` for its ``n_components`` largest
+    eigenvalues; the maximum is their sum. At full dimension ``L`` is orthogonal (an isometry).
+
+    Parameters
+    ----------
+    X : (n, d) array
+    friends_idx, enemies_idx : (n, xi) and (n, zeta) int arrays
+        Precomputed neighbourhoods (host-side search; see ``jaxdml.fit(loss="anmm")``).
+    n_components : int
+        Rows of ``L`` (static).
+    friends_mask, enemies_mask : (n, xi) and (n, zeta) arrays, optional
+        1 for valid neighbours, 0 for padding (a sample with fewer valid friends averages over
+        those it has; padding rows have all-zero masks).
+    feature_mask : (d,) array, optional
+        0 marks coordinates that carry no data (e.g. dropped kernel directions): they are ranked
+        last instead of competing with negative eigenvalues.
+
+    Returns
+    -------
+    L : (n_components, d) array with orthonormal rows.
+    eigenvalues : (d,) eigenvalues of ``S - C``, descending (the margin is the sum of the first
+        ``n_components``).
+
+    Examples
+    --------
+    >>> import numpy as np, jax.numpy as jnp
+    >>> from jaxdml.eigen import anmm_components
+    >>> X = jnp.asarray(np.random.default_rng(0).normal(size=(6, 3)))
+    >>> friends = jnp.array([[1], [0], [3], [2], [5], [4]])
+    >>> enemies = jnp.array([[2], [3], [4], [5], [0], [1]])
+    >>> L, w = anmm_components(X, friends, enemies, 2)
+    >>> L.shape
+    (2, 3)
+
+    References
+    ----------
+    F. Wang, C. Zhang. Feature extraction by maximizing the average neighborhood margin. CVPR 2007.
+    """
+    S = neighbourhood_scatter(X, enemies_idx, _average_weights(enemies_idx, enemies_mask))
+    C = neighbourhood_scatter(X, friends_idx, _average_weights(friends_idx, friends_mask))
+    G = S - C
+    if feature_mask is not None:
+        # dropped coordinates have zero rows/columns; push their eigenvalues below every real one
+        shift = 2.0 * (jnp.sum(jnp.abs(G)) + 1.0)
+        G = G - shift * jnp.diag(1.0 - feature_mask.astype(G.dtype))
+    w, V = jnp.linalg.eigh(symmetrize(G))
+    w, V = w[::-1], V[:, ::-1]
+    if feature_mask is not None:
+        n_kept = jnp.sum(feature_mask > 0)
+        w = jnp.where(jnp.arange(w.shape[0]) < n_kept, w, 0.0)
+    return sign_flip(V[:, :n_components]).T, w
+
+
+@functools.partial(jax.jit, static_argnames=("n_components",))
+def kanmm_components(K, friends_idx, enemies_idx, n_components: int, friends_mask=None, enemies_mask=None,
+                     tol=1e-10):
+    r"""KANMM: ANMM in the feature space of a kernel, returned as coefficients ``A``.
+
+    With :math:`L \phi(x) = A k(x)` (representer theorem) the problem is ANMM's in the feature
+    space:
+
+    .. math::
+        \max_{L L^T = I} \operatorname{tr}\big(L (S^\phi - C^\phi) L^T\big)
+        \;=\; \max_{A K A^T = I} \operatorname{tr}\big(A (\tilde S - \tilde C) A^T\big),
+
+    with :math:`\tilde S, \tilde C` the seed's scatter/compactness matrices of the kernel columns
+    :math:`K_{.i}` and :math:`A K A^T = L L^T`. It is solved by applying
+    :func:`anmm_components` to the kernel coordinates ``Z`` (``Z Z^T = K``, see
+    :func:`kernel_coordinates`) and mapping back, ``A = L_Z T^T``; the rows satisfy the
+    generalised eigen-equation :math:`(\tilde S - \tilde C) a = \lambda K a`. Unlike the seed's
+    constraint :math:`A A^T = I` (which depends on the coordinates of the span), this reduces
+    exactly to ANMM for the linear kernel. Neighbourhoods are computed from feature-space
+    distances :math:`K_{ii} + K_{jj} - 2K_{ij}` by the caller.
+
+    Parameters
+    ----------
+    K : (n, n) kernel matrix of the training data.
+    friends_idx, enemies_idx, friends_mask, enemies_mask, n_components
+        As in :func:`anmm_components`.
+    tol : float
+        Kernel eigenvalues below ``tol`` times the largest are treated as zero.
+
+    Returns
+    -------
+    A : (n_components, n) array; embed new data with ``K(X_new, X_fit) @ A.T``.
+    eigenvalues : (n,) eigenvalues of the feature-space ``S - C`` (descending; 0 for dropped
+        directions).
+
+    Examples
+    --------
+    >>> import numpy as np, jax.numpy as jnp
+    >>> from jaxdml.eigen import kanmm_components
+    >>> X = np.random.default_rng(0).normal(size=(6, 3))
+    >>> K = jnp.asarray(np.exp(-((X[:, None] - X[None]) ** 2).sum(-1)))
+    >>> friends = jnp.array([[1], [0], [3], [2], [5], [4]])
+    >>> enemies = jnp.array([[2], [3], [4], [5], [0], [1]])
+    >>> kanmm_components(K, friends, enemies, 2)[0].shape
+    (2, 6)
+
+    References
+    ----------
+    F. Wang, C. Zhang. Feature extraction by maximizing the average neighborhood margin. CVPR 2007.
+    """
+    Z, T, keep = kernel_coordinates(K, tol)
+    L, w = anmm_components(Z, friends_idx, enemies_idx, n_components, friends_mask, enemies_mask, keep)
+    return L @ T.T, w

@@ -75,8 +75,15 @@ def kernel_matrix(X, Y=None, *, kernel="rbf", gamma=None, degree=3, coef0=1.0):
             raise ValueError(f"The kernel callable returned shape {K.shape}; expected {(X.shape[0], Y.shape[0])}.")
     else:
         gamma, degree, coef0 = check_kernel_params(kernel, gamma, degree, coef0, X.shape[1])
+        # rows are padded to bucket sizes so that new data of similar size (test folds) reuse
+        # one compiled kernel instead of compiling per shape
+        from ..problems import bucket_size
+
+        n, m = X.shape[0], Y.shape[0]
+        Xp = np.concatenate([X, np.zeros((bucket_size(n) - n, X.shape[1]))]) if n else X
+        Yp = np.concatenate([Y, np.zeros((bucket_size(m) - m, Y.shape[1]))]) if m else Y
         with jax.enable_x64(True):
-            K = np.asarray(_jit_kernel(kernel)(jnp.asarray(X), jnp.asarray(Y), gamma, degree, coef0))
+            K = np.asarray(_jit_kernel(kernel)(jnp.asarray(Xp), jnp.asarray(Yp), gamma, degree, coef0))[:n, :m]
     if not np.all(np.isfinite(K)):
         raise ValueError(
             f"The {kernel if isinstance(kernel, str) else 'callable'} kernel produced non-finite values "
