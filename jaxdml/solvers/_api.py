@@ -13,9 +13,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
-from threadpoolctl import threadpool_limits
 
 from .. import losses as _losses
+from .._threads import blas_single_threaded, single_threaded_blas
 from .._validation import Interval, Options, check_data, check_n_components, check_params, encode_labels
 from ..eigen import lda_components, pca_components
 from ..exceptions import ConvergenceWarning
@@ -78,7 +78,7 @@ def x64_call(fn, *args, **kwargs):
     """
     # JAX's CPU eigh/Cholesky call SciPy's OpenBLAS; its own threads fighting XLA's pool made a
     # 576 x 576 eigh ~70x slower on 2 cores, so BLAS is limited to one thread for the call.
-    with jax.enable_x64(True), threadpool_limits(limits=1, user_api="blas"):
+    with jax.enable_x64(True), single_threaded_blas():
         cast = [jnp.asarray(a, jnp.float64) if isinstance(a, np.ndarray) and a.dtype.kind == "f" else a for a in args]
         out = fn(*cast, **kwargs)
         return jax.tree_util.tree_map(lambda a: np.asarray(a, dtype=np.float64), out)
@@ -187,6 +187,7 @@ def _check_hyper(fn, name, hyper):
     check_params(hyper, _LOSS_CONSTRAINTS, owner=f"loss {name!r}")
 
 
+@blas_single_threaded
 def fit(
     X=None,
     y=None,

@@ -21,6 +21,8 @@ import numpy as np
 import optax
 from optax import tree_utils as otu
 
+from .._threads import blas_single_threaded
+
 __all__ = ["SolverResult", "minimize", "make_optimizer", "make_mesh", "split_hyper", "trace_count", "uses_linesearch"]
 
 
@@ -315,6 +317,7 @@ def _runner_minibatch(loss_fn, optimizer, projection, max_iter, patience, static
     return jax.jit(run)
 
 
+@blas_single_threaded
 def minimize(
     loss_fn: Callable,
     params0,
