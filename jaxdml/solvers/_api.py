@@ -278,6 +278,16 @@ def fit(
             hyper["n_neighbors"] = n_neighbors
         if pad_to != "auto" and "pad_to" in _kw_names(SOLVERS[loss].fn, skip=0):
             hyper["pad_to"] = pad_to
+        # optimisation settings, for solvers that run the optax driver themselves (NCMC, KLMNN)
+        own = dict(init=init, optimizer=optimizer, learning_rate=learning_rate, batch_size=batch_size,
+                   n_candidates=n_candidates, devices=devices)
+        accepted = set(inspect.signature(SOLVERS[loss].fn).parameters)
+        for key, value in own.items():
+            if value is None or (isinstance(value, str) and value == "auto"):
+                continue  # left at its default
+            if key not in accepted:
+                raise ValueError(f"method {loss!r} does not take {key}.")
+            hyper[key] = value
         return _fit_solver(loss, X, y, n_components=n_components, max_iter=max_iter, tol=tol,
                            random_state=random_state, verbose=verbose, hyper=hyper)
     if n_neighbors is None:

@@ -168,8 +168,10 @@ def _runner(loss_fn, optimizer, projection, max_iter, patience, static_hyper, pr
                 state0 = otu.tree_set(state0, learning_rate=jnp.asarray(learning_rate))
             except Exception:
                 pass  # optimizer without an injected learning rate
-        linesearch = _has_linesearch_state(state0)
-        vg = optax.value_and_grad_from_state(f) if linesearch else jax.value_and_grad(f)
+        # The line search caches the value and gradient at the point it accepted; after a
+        # projection the iterate is elsewhere, so it is then evaluated afresh.
+        cached = _has_linesearch_state(state0) and projection is None
+        vg = optax.value_and_grad_from_state(f) if cached else jax.value_and_grad(f)
         dtype = jnp.result_type(*jax.tree_util.tree_leaves(params0))
         inf = jnp.asarray(jnp.inf, dtype)
 
@@ -178,7 +180,7 @@ def _runner(loss_fn, optimizer, projection, max_iter, patience, static_hyper, pr
 
         def body(c):
             params, state = c["params"], c["state"]
-            value, grad = vg(params, state=state) if linesearch else vg(params)
+            value, grad = vg(params, state=state) if cached else vg(params)
             finite = jnp.isfinite(value) & jnp.all(
                 jnp.asarray([jnp.all(jnp.isfinite(g)) for g in jax.tree_util.tree_leaves(grad)])
             )
