@@ -80,7 +80,6 @@ def time_to_fraction(hist, spe, frac=0.95):
 
 
 def worker(method, n, d, epochs, batch):
-    from sklearn.neighbors import NearestNeighbors  # noqa: F401 (import cost outside the timings)
 
     Xtr, ytr, Xte, yte = make_data(n, d)
     fam, lib = METHODS[method]

@@ -81,6 +81,13 @@ METHODS = {
     "jaxdml-KDA": ("KDA", "jaxdml", lambda: _jaxdml("kda")),
     "jaxdml-KANMM": ("KANMM", "jaxdml", lambda: _jaxdml("kanmm")),
     "jaxdml-KDMLMJ": ("KDMLMJ", "jaxdml", lambda: _jaxdml("kdmlmj")),
+    # no public reference package for these (pyDML is GPL and not a dependency)
+    "jaxdml-NCMML": ("NCMML", "jaxdml", lambda: _jaxdml("ncmml")),
+    "jaxdml-NCMC": ("NCMC", "jaxdml", lambda: _jaxdml("ncmc")),
+    "jaxdml-MCML": ("MCML", "jaxdml", lambda: _jaxdml("mcml")),
+    "jaxdml-LDML": ("LDML", "jaxdml", lambda: _jaxdml("ldml")),
+    "jaxdml-DML_eig": ("DML_eig", "jaxdml", lambda: _jaxdml("dml_eig")),
+    "jaxdml-KLMNN": ("KLMNN", "jaxdml", lambda: _jaxdml("klmnn")),
 }
 DATASETS = ("wine", "digits", "optdigits", "twonorm")
 

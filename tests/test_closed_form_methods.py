@@ -393,7 +393,7 @@ def cv_accuracy(X, y, loss, **kw):
 
 
 @pytest.fixture(scope="module")
-def benchmark():
+def small_datasets():
     data = {"iris": load_iris, "wine": load_wine, "breast_cancer": load_breast_cancer}
     return {name: load(return_X_y=True) for name, load in data.items()}
 
@@ -403,14 +403,14 @@ def benchmark():
     "loss, kw",
     [("anmm", {"n_components": 3}), ("dmlmj", {}), ("kda", {}), ("kanmm", {}), ("kdmlmj", {})],
 )
-def test_accuracy_against_euclidean(benchmark, loss, kw):
+def test_accuracy_against_euclidean(small_datasets, loss, kw):
     """10-fold stratified 3-NN accuracy: never more than 3 points below Euclidean, better on one.
 
     ANMM is asserted at n_components=3 (at full dimension it is a rotation: Euclidean exactly).
     Kernel methods use their defaults (rbf kernel, gamma = 1 / n_features).
     """
     gains = []
-    for name, (X, y) in benchmark.items():
+    for name, (X, y) in small_datasets.items():
         base = cv_accuracy(X, y, "euclidean")
         acc = cv_accuracy(X, y, loss, **kw)
         assert acc >= base - 0.03, (name, acc, base)
@@ -418,8 +418,8 @@ def test_accuracy_against_euclidean(benchmark, loss, kw):
     assert max(gains) > 0, gains
 
 
-def test_anmm_full_dimension_is_euclidean(benchmark):
-    X, y = benchmark["wine"]
+def test_anmm_full_dimension_is_euclidean(small_datasets):
+    X, y = small_datasets["wine"]
     X = MinMaxScaler().fit_transform(X)
     L = jaxdml.fit(X, y, loss="anmm").L
     np.testing.assert_allclose(L.T @ L, np.eye(X.shape[1]), atol=1e-8)

@@ -12,7 +12,7 @@ import pytest
 from sklearn.datasets import load_breast_cancer, load_iris, load_wine
 from sklearn.model_selection import StratifiedKFold
 from sklearn.neighbors import KNeighborsClassifier
-from sklearn.preprocessing import MinMaxScaler, minmax_scale
+from sklearn.preprocessing import MinMaxScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import jaxdml

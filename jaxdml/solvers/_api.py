@@ -58,6 +58,17 @@ _LOSS_CONSTRAINTS = {
 }
 
 
+def check_budget(name: str, max_iter, tol, default_tol: float) -> float:
+    """Validate a solver's ``max_iter`` / ``tol`` (``fit`` hands them over as given) and resolve
+    ``tol=None`` to the method's default."""
+    check_params(
+        dict(max_iter=max_iter, tol=tol),
+        dict(max_iter=[Interval(numbers.Integral, 1, None), None], tol=[Interval(numbers.Real, 0, None), None]),
+        owner=f"method {name!r}",
+    )
+    return default_tol if tol is None else float(tol)
+
+
 def register_solver(name: str, spec: SolverSpec) -> None:
     """Register a non-gradient method under ``name`` for :func:`fit`."""
     SOLVERS[name] = spec
@@ -441,7 +452,7 @@ def _fit_solver(name, X, y, *, n_components, max_iter, tol, random_state, verbos
     upper = spec.max_components(d, n_classes) if spec.max_components else d
     if spec.full_rank_only and n_components not in (None, d):
         raise ValueError(f"method {name!r} learns a full-dimensional metric; n_components must be None or {d}.")
-    n_components = check_n_components(n_components, d, owner=f"jaxdml.fit(loss={name!r})", upper=upper)
+    n_components = check_n_components(n_components, d, owner=f"method {name!r}", upper=upper)
     out = spec.fn(X, codes, n_classes, n_components=n_components, random_state=random_state,
                   max_iter=max_iter, tol=tol, verbose=verbose, **hyper)
     if isinstance(out, FittedMetric):  # e.g. a KernelFittedMetric built by the solver itself

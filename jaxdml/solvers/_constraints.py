@@ -26,13 +26,13 @@ import jax.numpy as jnp
 import numpy as np
 from sklearn.utils import check_random_state
 
-from .._validation import Interval, Options, check_params
+from .._validation import Interval, Options
 from ..exceptions import ConvergenceWarning
 from ..losses._dml_eig import dml_eig_solve
 from ..losses._itml import itml_bregman
 from ..losses._lsi import lsi_solve
 from ..problems import bucket_size, make_pairs_problem, make_problem, pairs_from_labels
-from ._api import SolverSpec, register_solver, x64_call
+from ._api import SolverSpec, check_budget, register_solver, x64_call
 
 __all__: list[str] = []
 
@@ -135,17 +135,6 @@ def _check_both_kinds(name, s):
 def _unknown(name, unknown):
     if unknown:
         raise ValueError(f"Unknown hyper-parameter(s) {sorted(unknown)} for method {name!r}.")
-
-
-def _check_budget(name, max_iter, tol, default_tol):
-    """Validate ``max_iter`` / ``tol`` (``fit`` passes them through unchecked); ``tol=None`` ->
-    the method's default."""
-    check_params(
-        dict(max_iter=max_iter, tol=tol),
-        dict(max_iter=[Interval(numbers.Integral, 1, None), None], tol=[Interval(numbers.Real, 0, None), None]),
-        owner=f"method {name!r}",
-    )
-    return default_tol if tol is None else float(tol)
 
 
 def _warn_not_converged(name, max_iter, tol):
@@ -283,7 +272,7 @@ def _itml(X, codes, n_classes, *, n_components, random_state, max_iter, tol, ver
     i.e. the Mahalanobis distance) or a positive definite matrix.
     """
     _unknown("itml", unknown)
-    tol = _check_budget("itml", max_iter, tol, 1e-5)
+    tol = check_budget("itml", max_iter, tol, 1e-5)
     rng = check_random_state(random_state)
     sup = _supervision("itml", X, codes, n_classes, pairs, similar)
     M0 = _itml_prior(prior, X)
@@ -335,7 +324,7 @@ def _lsi(X, codes, n_classes, *, n_components, random_state, max_iter, tol, verb
     ``LSI_DEFAULT_STEPS`` (25, early stopping, see there; no ConvergenceWarning then).
     """
     _unknown("lsi", unknown)
-    tol = _check_budget("lsi", max_iter, tol, 1e-5)
+    tol = check_budget("lsi", max_iter, tol, 1e-5)
     rng = check_random_state(random_state)
     sup = _supervision("lsi", X, codes, n_classes, pairs, similar)
     problem = _pair_problem("lsi", X, codes, n_classes, sup, n_constraints, rng)
@@ -384,7 +373,7 @@ def _dml_eig(X, codes, n_classes, *, n_components, random_state, max_iter, tol, 
     ``sum_S d_M^2 = 1`` exactly (with the unregularised ``X_S``).
     """
     _unknown("dml_eig", unknown)
-    tol = _check_budget("dml_eig", max_iter, tol, 1e-5)
+    tol = check_budget("dml_eig", max_iter, tol, 1e-5)
     rng = check_random_state(random_state)
     sup = _supervision("dml_eig", X, codes, n_classes, pairs, similar)
     problem = _pair_problem("dml_eig", X, codes, n_classes, sup, n_constraints, rng)

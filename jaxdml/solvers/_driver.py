@@ -17,7 +17,6 @@ from typing import Any, Callable, NamedTuple, Optional
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 import optax
 from optax import tree_utils as otu
 

@@ -31,11 +31,11 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from .. import losses as _losses
-from .._validation import Interval, Options, check_params
+from .._validation import Interval, Options
 from ..exceptions import ConvergenceWarning
 from ..kernels import check_kernel_params, feature_space_sq_dists, kernel_matrix
 from ..problems import bucket_size, class_centroids, make_problem
-from ._api import SolverSpec, fit, register_solver
+from ._api import SolverSpec, check_budget, fit, register_solver
 from ._driver import make_optimizer, minimize
 from ._result import KernelFittedMetric
 
@@ -46,17 +46,6 @@ _UNBOUNDED = 2**62
 
 #: eigenvalues of K below this fraction of the largest are treated as zero
 _EIG_RTOL = 1e-10
-
-
-def _check_budget(name, max_iter, tol, default_tol):
-    """Validate ``max_iter`` / ``tol`` (``fit`` hands them to solvers unchecked); ``tol=None`` is
-    the method's default."""
-    check_params(
-        dict(max_iter=max_iter, tol=tol),
-        dict(max_iter=[Interval(numbers.Integral, 1, None), None], tol=[Interval(numbers.Real, 0, None), None]),
-        owner=f"jaxdml.fit(loss={name!r})",
-    )
-    return default_tol if tol is None else float(tol)
 
 
 # --------------------------------------------------------------------------- NCMC
@@ -93,7 +82,7 @@ def _ncmc_solver(X, codes, n_classes, *, n_components, random_state, max_iter, t
                  batch_size="auto", n_candidates="auto", devices=None, **hyper):
     if "n_centroids" in hyper:  # make_problem's name for the same thing
         centroids_num = hyper.pop("n_centroids")
-    tol = _check_budget("ncmc", max_iter, tol, NCMC_TOL)
+    tol = check_budget("ncmc", max_iter, tol, NCMC_TOL)
     k = check_centroids_num(codes, centroids_num, owner="jaxdml.fit(loss='ncmc')")
     # one integer seed, so that the centroids reported below are exactly those make_problem uses
     seed = random_state if isinstance(random_state, numbers.Integral) else \
@@ -174,7 +163,7 @@ def _klmnn_solver(X, codes, n_classes, *, n_components, random_state, max_iter, 
                   kernel="linear", gamma=None, degree=3, coef0=1.0, n_neighbors=3, mu=0.5, margin=1.0,
                   n_impostors=None, init="auto", optimizer=None, learning_rate=None, pad_to="auto"):
     n, d = X.shape
-    tol = _check_budget("klmnn", max_iter, tol, 1e-5)
+    tol = check_budget("klmnn", max_iter, tol, 1e-5)
     if not callable(kernel):
         gamma, degree, coef0 = check_kernel_params(kernel, gamma, degree, coef0, d)
     kernel_params = {} if callable(kernel) else dict(gamma=gamma, degree=degree, coef0=coef0)

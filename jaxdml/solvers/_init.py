@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-import jax.numpy as jnp
 from sklearn.utils import check_random_state
 
 from ..eigen import lda_components, pca_components
