@@ -157,11 +157,14 @@ class LSI(_PairsMetricLearner):
         Initial relative step (grown by 1.2 after a successful step, halved otherwise).
     n_constraints : int, default=None
         Sample this many pairs of each kind instead of using all pairs.
+    reg : float, default=0.01
+        Ridge ``reg * tr(X_S) / d * I`` added to the similarity scatter in the constraint, so that
+        directions of vanishing within-class spread cannot take the whole metric (0: none).
     max_iter : int, default=None
-        Gradient steps. The default (None) takes 25 steps from the identity: LSI's optimum is
-        usually of rank one or two, which hurts k-NN on many-class data, and the short path is
-        an early-stopping regulariser (no ConvergenceWarning then). Set it (e.g. 200) to solve
-        the problem to ``tol``.
+        Gradient steps. The default (None) takes at most 50 steps from the identity (no
+        ConvergenceWarning then): LSI's optimum is usually of low rank, which hurts k-NN on
+        many-class data, and the bounded path doubles as an early-stopping regulariser. Set it
+        (e.g. 200) to solve the problem to ``tol``.
     tol : float, default=1e-5
         Relative objective improvement (or relative step) below which it stops.
     random_state : int, RandomState or None
@@ -182,11 +185,13 @@ class LSI(_PairsMetricLearner):
     """
 
     _method = "lsi"
-    _parameter_constraints = {**_COMMON, "learning_rate": [Interval(numbers.Real, 0, None, closed="neither")]}
+    _parameter_constraints = {**_COMMON, "learning_rate": [Interval(numbers.Real, 0, None, closed="neither")],
+                              "reg": [Interval(numbers.Real, 0, None, closed="left")]}
 
-    def __init__(self, learning_rate=0.02, *, n_constraints=None, max_iter=None, tol=1e-5,
+    def __init__(self, learning_rate=0.02, *, reg=0.01, n_constraints=None, max_iter=None, tol=1e-5,
                  random_state=None, verbose=0):
         self.learning_rate = learning_rate
+        self.reg = reg
         self.n_constraints = n_constraints
         self.max_iter = max_iter
         self.tol = tol

@@ -43,13 +43,15 @@ SAMPLED_PAIRS = 50_000
 #: Pairs used to estimate ITML's distance percentiles (all pairs below this many).
 PERCENTILE_PAIRS = 1_000_000
 #: LSI's default budget of gradient steps from the (scaled) identity. LSI's optimum is typically
-#: of rank one or two (the sum of distances over all dissimilar pairs is maximised along the one
-#: or two most discriminative directions), which ruins k-NN on many-class, high-dimensional data
-#: (movement_libras: 0.59 3-NN accuracy at convergence against 0.83 Euclidean). The default stops
-#: after this many steps from the identity with the default initial relative step 0.02 (early
-#: stopping, as the reference implementations' 100-step adaptive
-#: loop effectively does); pass max_iter to run to convergence.
-LSI_DEFAULT_STEPS = 25
+#: of low rank (the sum of distances over all dissimilar pairs is maximised along a few
+#: discriminative directions), which hurts k-NN on many-class, high-dimensional data
+#: (movement_libras: 0.68 3-NN accuracy against 0.81 Euclidean). The default budget (with the
+#: initial relative step 0.02, growing by 1.2 per accepted step) gets close to the optimum on
+#: most data sets; mean 3-NN accuracy on the paper's 12 KEEL data sets: 0.846-0.848 for 40-60
+#: steps, 0.840 for 25 steps, 0.846 when run to convergence. Pass max_iter to change it.
+LSI_DEFAULT_STEPS = 50
+#: Default ridge on LSI's similarity scatter (relative to its mean eigenvalue).
+LSI_DEFAULT_REG = 0.01
 #: Cap on ITML's default number of pairs of each kind (20 * n_classes**2 below it).
 ITML_MAX_DEFAULT_PAIRS = 500
 #: pairs_from_labels enumerates all n(n-1)/2 pairs: used up to this many samples.
@@ -315,13 +317,16 @@ def _itml(X, codes, n_classes, *, n_components, random_state, max_iter, tol, ver
 # --------------------------------------------------------------------------- LSI
 def _lsi(X, codes, n_classes, *, n_components, random_state, max_iter, tol, verbose,
          learning_rate=0.02, n_constraints=None, pairs=None, similar=None, proj_iter=10,
-         **unknown):
+         reg=LSI_DEFAULT_REG, **unknown):
     """LSI / MMC: max sum_D d_M s.t. sum_S d_M^2 <= 1, M PSD (projected gradient ascent).
 
     Labels: every pair of the training set when ``n_samples <= 3000`` (sums from GEMMs and
     class scatters), else ``n_constraints`` (default 50 000) sampled pairs of each kind.
     Starts from the identity scaled onto the constraint; ``max_iter`` default
-    ``LSI_DEFAULT_STEPS`` (25, early stopping, see there; no ConvergenceWarning then).
+    ``LSI_DEFAULT_STEPS`` (50, early stopping, see there; no ConvergenceWarning then). ``reg``
+    (default 0.01) adds a ridge ``reg * tr(X_S) / d * I`` to the similarity scatter ``X_S`` in the
+    constraint (as DML-eig's floor on ``X_S``), so that directions of vanishing within-class
+    spread cannot take the whole metric; ``reg=0`` is the unregularised problem.
     """
     _unknown("lsi", unknown)
     tol = check_budget("lsi", max_iter, tol, 1e-5)
@@ -339,18 +344,23 @@ def _lsi(X, codes, n_classes, *, n_components, random_state, max_iter, tol, verb
     if not trace > 0:
         raise ValueError("LSI: the similar pairs all join identical rows (their scatter X_S is 0).")
     d = X.shape[1]
+    if not (np.isfinite(reg) and reg >= 0):
+        raise ValueError(f"The 'reg' parameter of method 'lsi' must be a float >= 0. Got {reg!r} instead.")
+    # ridge on the similarity scatter: the constraint becomes <X_S, M> + reg tr(X_S)/d tr(M) <= 1
+    A_reg = A + float(reg) * (trace / d) * np.eye(d)
     explicit = max_iter is not None
     max_iter = LSI_DEFAULT_STEPS if max_iter is None else int(max_iter)
-    st = lsi_solve(np.eye(d) / trace, problem, A, max_iter=max_iter, tol=float(tol),
+    st = lsi_solve(np.eye(d) / float(np.trace(A_reg)), problem, A_reg, max_iter=max_iter, tol=float(tol),
                    learning_rate=float(learning_rate), proj_iter=int(proj_iter))
     n_iter, converged = int(st.n_iter), bool(st.converged)
     if not converged and explicit:  # the default budget is a deliberate early stop
         _warn_not_converged("lsi", max_iter, tol)
-    # Exact feasibility in float64: PSD cone, then scale into the half-space <X_S, M> <= 1.
+    # Exact feasibility in float64: PSD cone, then scale into the (regularised) half-space; then
+    # <X_S, M> <= <X_S + ridge, M> <= 1 as well.
     M = np.asarray(st.M, np.float64)
     w, U = np.linalg.eigh(0.5 * (M + M.T))
     M = (U * np.maximum(w, 0.0)) @ U.T
-    g = float(np.sum(A * M))
+    g = float(np.sum(A_reg * M))
     if g > 1.0:
         M = M / g
     hist = np.asarray(st.history, np.float64)[: n_iter + 1]
