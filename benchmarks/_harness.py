@@ -21,6 +21,35 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+def metric_learn_compat() -> None:
+    """Let metric-learn 0.7 run on current scikit-learn (benchmark references only).
+
+    metric-learn passes ``force_all_finite=`` to scikit-learn's ``check_array``/``check_X_y``;
+    scikit-learn renamed it ``ensure_all_finite`` (1.6) and removed the old name, so every
+    metric-learn estimator fails with a TypeError. Wrap the two functions to accept the old name;
+    call this before ``import metric_learn``.
+    """
+    import functools
+    import inspect
+
+    import sklearn.utils
+    import sklearn.utils.validation as validation
+
+    if "force_all_finite" in inspect.signature(validation.check_array).parameters:
+        return
+
+    def accept_old_name(f):
+        @functools.wraps(f)
+        def wrapped(*args, force_all_finite=None, **kwargs):
+            if force_all_finite is not None:
+                kwargs.setdefault("ensure_all_finite", force_all_finite)
+            return f(*args, **kwargs)
+        return wrapped
+
+    validation.check_array = sklearn.utils.check_array = accept_old_name(validation.check_array)
+    validation.check_X_y = sklearn.utils.check_X_y = accept_old_name(validation.check_X_y)
+
+
 def run_worker(script: str, args: list[str], timeout: float, env_extra: dict | None = None) -> dict:
     """Run ``python script --worker ARGS`` and parse its last JSON line."""
     env = dict(os.environ)

@@ -19,7 +19,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _harness import cv_protocol, machine, markdown_table, run_worker, write_json  # noqa: E402
+from _harness import cv_protocol, machine, markdown_table, metric_learn_compat, run_worker, write_json  # noqa: E402
 
 METHODS = {
     # name: (family, library)
@@ -54,6 +54,8 @@ def make_fit(method):
         from sklearn.neighbors import NeighborhoodComponentsAnalysis
 
         return lambda Xtr, ytr, pad: NeighborhoodComponentsAnalysis(random_state=0).fit(Xtr, ytr).transform
+    if method.startswith("metric_learn"):
+        metric_learn_compat()
     if method == "metric_learn-NCA":
         from metric_learn import NCA
 

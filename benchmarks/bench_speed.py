@@ -25,7 +25,7 @@ import warnings
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _harness import machine, markdown_table, peak_rss_mb, run_worker, write_json  # noqa: E402
+from _harness import machine, markdown_table, metric_learn_compat, peak_rss_mb, run_worker, write_json  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -45,6 +45,8 @@ def _jaxdml(loss, **kw):
 def _sk(cls_path, **kw):
     def fit(X, y):
         mod, name = cls_path.rsplit(".", 1)
+        if mod == "metric_learn":
+            metric_learn_compat()
         cls = getattr(__import__(mod, fromlist=[name]), name)
         return cls(**kw).fit(X, y).transform
     return fit
