@@ -76,33 +76,67 @@ def sq_mahalanobis(M, a, b):
     return jnp.einsum("...i,ij,...j->...", diff, M, diff)
 
 
-def metric_view(params, X, param: str):
+def _embed(params, Xs, param: str):
+    """``(left, right, s)`` rows for the data rows ``Xs`` (any leading shape)."""
+    if param == "L":
+        left = Xs @ params.T
+        right = left
+    elif param == "M":
+        left = Xs @ symmetrize(params)
+        right = Xs
+    else:  # pragma: no cover - guarded by the registry
+        raise ValueError(f"unknown parametrization {param!r}")
+    return left, right, jnp.sum(left * right, axis=-1)
+
+
+class LazyView:
+    """A metric view that embeds rows only when they are asked for (see :func:`metric_view`)."""
+
+    def __init__(self, params, X, param: str):
+        self.params, self.X, self.param = params, X, param
+        self.dim = params.shape[0] if param == "L" else X.shape[1]
+
+    def rows(self, idx):
+        return _embed(self.params, self.X[idx], self.param)
+
+
+def metric_view(params, X, param: str, lazy: bool = False):
     """Factor the squared distance under ``params`` as ``s_i + s_j - 2 <left_i, right_j>``.
 
     For ``param == "L"``: ``left = right = X L^T``; for ``param == "M"``: ``left = X M``,
-    ``right = X``. Returns ``(left, right, s)`` with ``s_i = <left_i, right_i>``.
+    ``right = X``. Returns ``(left, right, s)`` with ``s_i = <left_i, right_i>``. With
+    ``lazy=True`` a :class:`LazyView` that embeds only the rows used (:func:`view_rows`): a
+    minibatch step with sampled candidates then costs ``O((B + S) d^2)``, not ``O(N d^2)``.
     """
-    if param == "L":
-        left = X @ params.T
-        right = left
-    elif param == "M":
-        left = X @ symmetrize(params)
-        right = X
-    else:  # pragma: no cover - guarded by the registry
-        raise ValueError(f"unknown parametrization {param!r}")
-    s = jnp.sum(left * right, axis=-1)
-    return left, right, s
+    if lazy:
+        return LazyView(params, X, param)
+    return _embed(params, X, param)
+
+
+def view_rows(view, idx):
+    """``(left, right, s)`` of the rows ``idx`` (an index array of any shape)."""
+    if isinstance(view, LazyView):
+        return view.rows(idx)
+    left, right, s = view
+    return left[idx], right[idx], s[idx]
+
+
+def view_dim(view) -> int:
+    """Dimension of the embedded rows."""
+    return view.dim if isinstance(view, LazyView) else view[0].shape[-1]
 
 
 def view_sq_dists(view, rows, cols=None):
     """Squared distances between ``rows`` (index array) and ``cols`` (index array or all)."""
-    left, right, s = view
-    lr = left[rows]
+    lr, _, sr = view_rows(view, rows)
     if cols is None:
-        rc, sc = right, s
+        if isinstance(view, LazyView):
+            _, rc, sc = _embed(view.params, view.X, view.param)
+        else:
+            _, rc, sc = view
     else:
-        rc, sc = right[cols], s[cols]
-    return jnp.maximum(s[rows][:, None] + sc[None, :] - 2.0 * lr @ rc.T, 0.0)
+        _, rc, sc = view_rows(view, cols)
+    return jnp.maximum(sr[:, None] + sc[None, :] - 2.0 * lr @ rc.T, 0.0)
 
 
 def block_size(n_rows: int, row_elements: int, budget: int | None = None) -> int:

@@ -118,6 +118,24 @@ def test_lmnn_with_all_candidates_equals_exact(rng, x64):
     assert float(losses.lmnn(L, few)) <= float(losses.lmnn(L, exact)) + 1e-12
 
 
+@pytest.mark.parametrize("name", ["nca", "lmnn", "lmnn_metric"])
+def test_sampled_path_with_every_row_as_candidate_equals_exact(rng, x64, name):
+    """The sampled-candidate path (lazily embedded rows) with candidates = all rows reproduces
+    the exact loss and gradient on a subset of anchors (LMNN's push term is rescaled by n / S = 1)."""
+    X, y = _data(rng, n=30)
+    prob = jaxdml.make_problem(X, y, n_neighbors=3)
+    P = jnp.asarray(rng.normal(size=(4, 4)))
+    if name == "lmnn_metric":
+        P = P @ P.T
+    fn = getattr(losses, name)
+    anchors = jnp.asarray([0, 3, 7, 11, 29])
+    every = jnp.arange(30)
+    exact = jax.value_and_grad(lambda p: fn(p, prob, anchors=anchors))(P)
+    sampled = jax.value_and_grad(lambda p: fn(p, prob, anchors=anchors, candidates=every))(P)
+    np.testing.assert_allclose(float(sampled[0]), float(exact[0]), rtol=1e-10)
+    np.testing.assert_allclose(sampled[1], exact[1], rtol=1e-9, atol=1e-12)
+
+
 def test_make_problem_targets_are_same_class_nearest(rng):
     X, y = _data(rng, n=30)
     prob = jaxdml.make_problem(X, y, n_neighbors=2)

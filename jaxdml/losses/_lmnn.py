@@ -15,20 +15,21 @@ def _lmnn(params, problem, param, mu, margin, block_elements, anchors=None, cand
     X, y, mask = problem.X, problem.y, problem.sample_mask
     n = X.shape[0]
     k = problem.targets.shape[1]
-    view = linalg.metric_view(params, X, param)
-    left, right, s = view
     sampled = candidates is not None
+    view = linalg.metric_view(params, X, param, lazy=sampled)
+    dim = linalg.view_dim(view)
     exact = problem.impostors is None and not sampled
     if exact:
         per_row = n * (k + 1)
     elif sampled:
-        per_row = candidates.shape[0] * (k + 1) + k * left.shape[1]
+        per_row = candidates.shape[0] * (k + 1) + k * dim
     else:
-        per_row = problem.impostors.shape[1] * (k + left.shape[1])
+        per_row = problem.impostors.shape[1] * (k + dim)
 
     def gathered(rows, idx):
-        li = left[rows]
-        return jnp.maximum(s[rows][:, None] + s[idx] - 2 * jnp.einsum("bd,bkd->bk", li, right[idx]), 0.0)
+        li, _, si = linalg.view_rows(view, rows)
+        _, rj, sj = linalg.view_rows(view, idx)
+        return jnp.maximum(si[:, None] + sj - 2 * jnp.einsum("bd,bkd->bk", li, rj), 0.0)
 
     def block(rows, valid):
         t = problem.targets[rows]

@@ -56,7 +56,7 @@ def nca(L, problem, *, anchors=None, candidates=None, block_elements: int | None
     """
     X, y, mask = problem.X, problem.y, problem.sample_mask
     n = X.shape[0]
-    view = linalg.metric_view(L, X, "L")
+    view = linalg.metric_view(L, X, "L", lazy=candidates is not None)
     cols = jnp.arange(n) if candidates is None else candidates
     ncols = cols.shape[0]
 
