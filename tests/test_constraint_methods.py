@@ -377,3 +377,21 @@ def test_estimators_views_and_defaults(wine_scaled):
     assert 0 < u < l and est.converged_
     assert jaxdml.LSI().get_params()["learning_rate"] == 0.02
     assert "itml" in jaxdml.available_methods() and "dml_eig" in jaxdml.available_methods()
+
+
+def test_dml_eig_line_search_never_descends():
+    # phi(t) = f_mu((1 - t) a + t b) with its maximiser very close to 0: a Newton iterate inside
+    # the final bracket may overshoot it; the line search must still not descend.
+    from jaxdml.losses._dml_eig import _line_search, _smoothed_from_values
+
+    rng = np.random.default_rng(0)
+    for scale in (1e-6, 1e-4, 1e-2):
+        a = rng.uniform(1.0, 2.0, size=(40,))
+        b = a - rng.uniform(0.0, 1.0, size=(40,)) / scale  # moving towards b mostly shrinks values
+        b[0] = a[0] + 1.0 / scale  # one direction of ascent keeps phi'(0) > 0
+        a, b = jnp.asarray(a, jnp.float32), jnp.asarray(b, jnp.float32)
+        dis = jnp.ones_like(a)
+        t = _line_search(a, b, dis, 0.01, 12)
+        f0 = _smoothed_from_values(a, dis, 0.01)
+        ft = _smoothed_from_values(a + t * (b - a), dis, 0.01)
+        assert 0.0 <= float(t) <= 1.0 and float(ft) >= float(f0)

@@ -119,7 +119,16 @@ def _line_search(a, b, dis, mu, n_steps):
     g1, _ = derivs(jnp.asarray(1.0, a.dtype))
     t0 = jnp.asarray(0.5, a.dtype)
     t, lo, hi = jax.lax.fori_loop(0, n_steps, step, (t0, jnp.zeros_like(t0), jnp.ones_like(t0)))
-    return jnp.where(g1 >= 0, 1.0, t)
+    # phi is concave and phi'(lo) > 0 (or lo = 0), so phi is increasing on [0, lo]: lo never loses
+    # to the current point. A Newton iterate past a maximiser close to 0 can (the bracket still
+    # holds it after n_steps), so it is kept only when it is at least as good as lo.
+    t = jnp.where(g1 >= 0, 1.0, t)
+    lo = jnp.where(g1 >= 0, 1.0, lo)
+
+    def phi(s):
+        return _smoothed_from_values(a + s * (b - a), dis, mu)
+
+    return jnp.where(phi(t) >= phi(lo), t, lo)
 
 
 @functools.partial(jax.jit, static_argnames=("max_iter", "line_search_steps"))
