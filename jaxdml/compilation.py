@@ -1,28 +1,106 @@
-"""Persistent XLA compilation cache (opt-in; the CLI turns it on)."""
+"""Persistent XLA compilation cache: compile once per machine, not once per process.
+
+jaxdml turns JAX's own persistent cache on at the start of the first fit of a process, so a
+second Python process on the same machine loads the compiled programs instead of compiling them
+again. The cache lives under the user's cache folder (``$XDG_CACHE_HOME/jaxdml/xla``, by default
+``~/.cache/jaxdml/xla``; ``JAXDML_CACHE_DIR`` moves it), is bounded in size (least recently used
+entries are evicted beyond :data:`DEFAULT_MAX_BYTES`) and every read and write holds a file lock,
+so concurrent processes never see a half-written entry.
+
+Opting out: set the environment variable ``JAXDML_COMPILATION_CACHE=0`` before the first fit, or
+call :func:`disable_compilation_cache`. A cache directory the user configured in JAX itself
+(``jax_compilation_cache_dir``) is respected and left alone.
+"""
 
 from __future__ import annotations
 
 import os
+import warnings
 
-__all__ = ["enable_compilation_cache", "default_cache_dir"]
+__all__ = [
+    "enable_compilation_cache",
+    "disable_compilation_cache",
+    "ensure_default_cache",
+    "default_cache_dir",
+    "DEFAULT_MAX_BYTES",
+]
+
+#: size bound of the default cache (least recently used entries are evicted beyond it)
+DEFAULT_MAX_BYTES = 2 * 1024**3
+
+_OFF = ("0", "false", "off", "no")
+_state = {"decided": False, "disabled": False}
 
 
 def default_cache_dir() -> str:
-    base = os.environ.get("XDG_CACHE_HOME", os.path.join(os.path.expanduser("~"), ".cache"))
+    """``$JAXDML_CACHE_DIR``, else ``$XDG_CACHE_HOME/jaxdml/xla`` (``~/.cache/jaxdml/xla``)."""
+    if os.environ.get("JAXDML_CACHE_DIR"):
+        return os.environ["JAXDML_CACHE_DIR"]
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "jaxdml", "xla")
 
 
-def enable_compilation_cache(path: str | None = None) -> str:
+def enable_compilation_cache(path: str | None = None, *, max_bytes: int = DEFAULT_MAX_BYTES) -> str:
     """Store compiled executables on disk so that a new process does not recompile.
 
-    Uses JAX's own persistent cache (``jax_compilation_cache_dir``); every compilation is cached
-    (no minimum compile time / entry size). Returns the directory used.
+    Uses JAX's persistent cache (``jax_compilation_cache_dir``); every compilation is cached (no
+    minimum compile time or entry size). With ``max_bytes > 0`` the cache is bounded and its reads
+    and writes are serialised by a file lock (safe under concurrent processes).
+
+    Parameters
+    ----------
+    path : str, optional
+        Cache folder; default :func:`default_cache_dir`.
+    max_bytes : int, default=2 GiB
+        Size bound; ``-1`` for none (then JAX takes no lock).
+
+    Returns
+    -------
+    str
+        The folder used.
     """
     import jax
 
-    path = path or os.environ.get("JAXDML_CACHE_DIR") or default_cache_dir()
+    path = path or default_cache_dir()
     os.makedirs(path, exist_ok=True)
+    jax.config.update("jax_enable_compilation_cache", True)
     jax.config.update("jax_compilation_cache_dir", path)
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
     jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+    jax.config.update("jax_compilation_cache_max_size", int(max_bytes))
+    _state.update(decided=True, disabled=False)
     return path
+
+
+def disable_compilation_cache() -> None:
+    """Turn the persistent cache off for this process (also stops the default from turning it on)."""
+    import jax
+
+    jax.config.update("jax_enable_compilation_cache", False)
+    _state.update(decided=True, disabled=True)
+
+
+def ensure_default_cache() -> None:
+    """Turn the default cache on once per process (called at the start of every fit).
+
+    Does nothing when the user opted out (``JAXDML_COMPILATION_CACHE=0`` or
+    :func:`disable_compilation_cache`), already chose a cache in JAX, or the folder cannot be
+    created (then a warning says so and fits run without the cache).
+    """
+    if _state["decided"]:
+        return
+    _state["decided"] = True
+    if os.environ.get("JAXDML_COMPILATION_CACHE", "1").strip().lower() in _OFF:
+        return
+    import jax
+
+    if jax.config.jax_compilation_cache_dir:  # the user's own JAX setting wins
+        return
+    try:
+        enable_compilation_cache()
+    except OSError as exc:
+        warnings.warn(
+            f"jaxdml: cannot create the compilation cache folder ({exc}); compiling without a "
+            "persistent cache. Set JAXDML_CACHE_DIR to a writable folder, or "
+            "JAXDML_COMPILATION_CACHE=0 to silence this.", RuntimeWarning, stacklevel=2,
+        )

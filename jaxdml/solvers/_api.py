@@ -17,6 +17,7 @@ import optax
 from .. import losses as _losses
 from .._threads import blas_single_threaded, single_threaded_blas
 from .._validation import Interval, Options, check_data, check_n_components, check_params, encode_labels
+from ..compilation import ensure_default_cache
 from ..eigen import lda_components, pca_components
 from ..exceptions import ConvergenceWarning
 from ..linalg import components_from_metric
@@ -282,6 +283,7 @@ def fit(
     >>> metric.transform(X).shape
     (150, 4)
     """
+    ensure_default_cache()
     if isinstance(loss, str) and loss in SOLVERS:
         if n_neighbors is not None:
             if "n_neighbors" not in _kw_names(SOLVERS[loss].fn, skip=0):

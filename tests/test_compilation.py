@@ -1,0 +1,76 @@
+"""The persistent compilation cache: on by default, opt-out, shared safely by concurrent processes."""
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import textwrap
+
+ROOT = str(pathlib.Path(__file__).resolve().parents[1])
+
+SCRIPT = textwrap.dedent("""
+    import json, warnings, jax, numpy as np, jaxdml
+    hits = []
+    jax.monitoring.register_event_listener(lambda name, **kw: hits.append(name) if name.endswith("cache_hits") else None)
+    X = np.random.default_rng(0).random((50, 3)); y = np.arange(50) % 2
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        jaxdml.fit(X, y, loss="nca", max_iter=3)
+    bad = [str(w.message) for w in caught if "compilation cache" in str(w.message)]
+    print(json.dumps(dict(hits=len(hits), dir=jax.config.jax_compilation_cache_dir, bad=bad)))
+""")
+
+
+def _env(tmp_path, **extra):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("JAXDML_", "JAX_COMPILATION"))}
+    env.update(XDG_CACHE_HOME=str(tmp_path / "home-cache"), JAX_PLATFORMS="cpu", **extra)
+    return env
+
+
+def _run(env):
+    out = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env,
+                         cwd=ROOT, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_cache_is_on_by_default_and_serves_a_second_process(tmp_path):
+    env = _env(tmp_path)
+    first, second = _run(env), _run(env)
+    folder = tmp_path / "home-cache" / "jaxdml" / "xla"
+    assert first["dir"] == str(folder) and any(folder.iterdir())
+    assert first["hits"] == 0 and second["hits"] >= 1  # the second process loads, not compiles
+    assert not first["bad"] and not second["bad"]
+
+
+def test_cache_opt_out_by_environment(tmp_path):
+    res = _run(_env(tmp_path, JAXDML_COMPILATION_CACHE="0"))
+    assert res["dir"] in (None, "") and not (tmp_path / "home-cache" / "jaxdml").exists()
+
+
+def test_concurrent_processes_share_the_cache(tmp_path):
+    env = _env(tmp_path, JAXDML_CACHE_DIR=str(tmp_path / "shared"))
+    procs = [subprocess.Popen([sys.executable, "-c", SCRIPT], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, env=env, cwd=ROOT) for _ in range(3)]
+    for p in procs:
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err[-2000:]
+        res = json.loads(out.strip().splitlines()[-1])
+        assert res["dir"] == str(tmp_path / "shared") and not res["bad"]
+    assert _run(env)["hits"] >= 1
+
+
+def test_disable_in_process():
+    import jax
+
+    from jaxdml import compilation
+
+    before = (jax.config.jax_enable_compilation_cache, dict(compilation._state))
+    try:
+        compilation.disable_compilation_cache()
+        compilation.ensure_default_cache()  # must not turn it back on
+        assert jax.config.jax_enable_compilation_cache is False
+    finally:
+        jax.config.update("jax_enable_compilation_cache", before[0])
+        compilation._state.update(before[1])
