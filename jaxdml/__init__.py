@@ -10,6 +10,7 @@ from . import (classifiers, config, datasets, eigen, estimators, experiments, ke
                neighbors, plotting, projections)
 from .classifiers import *  # noqa: F401,F403
 from .estimators import *  # noqa: F401,F403
+from .persistence import load
 from .problems import LabeledProblem, PairsProblem, make_pairs_problem, make_problem
 from .solvers import FittedMetric, KernelFittedMetric, available_methods, fit, minimize
 
@@ -17,6 +18,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "fit",
+    "load",
     "minimize",
     "make_problem",
     "make_pairs_problem",

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 import warnings
@@ -45,6 +46,13 @@ def _cmd_fit(args) -> int:
 
     import jaxdml
     from jaxdml.datasets import load_dataset
+
+    if args.out:  # fail now, not after the whole cross-validation
+        target = os.path.abspath(args.out if args.out.endswith(".npz") else args.out + ".npz")
+        folder = os.path.dirname(target)
+        if os.path.isdir(target) or not os.path.isdir(folder) or not os.access(folder, os.W_OK):
+            raise SystemExit(f"jaxdml fit: cannot write --out {args.out!r} (folder {folder!r} is missing "
+                             "or not writable, or the path is a folder).")
 
     if args.cache:
         from jaxdml.compilation import enable_compilation_cache
@@ -86,9 +94,10 @@ def _cmd_fit(args) -> int:
         sc = MinMaxScaler().fit(X)
         kw.pop("pad_to")
         metric = jaxdml.fit(sc.transform(X), y, **kw)
-        np.savez(args.out, L=metric.L, M=metric.M, scale_min=sc.min_, scale=sc.scale_,
-                 classes=metric.classes, loss_history=metric.loss_history, method=str(args.loss))
-        print(f"saved L {metric.L.shape} and M {metric.M.shape} (fitted on all data) to {args.out}")
+        metric.input_scaling = (sc.min_, sc.scale_)  # so the file transforms raw data
+        written = metric.save(args.out)
+        print(f"saved the metric (L {metric.L.shape}, fitted on all data, with its min-max scaling) "
+              f"to {written}; read it with jaxdml.load")
     return 0
 
 

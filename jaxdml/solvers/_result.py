@@ -32,6 +32,9 @@ class FittedMetric:
         The label values, in the order of the codes used internally.
     info : dict
         Method-specific diagnostics (eigenvalues, constraint satisfaction, ...).
+    input_scaling : tuple of two ndarrays or None
+        ``(offset, scale)`` applied to inputs before the map, ``x -> x * scale + offset`` (the
+        min-max scaling the command line fits; None for metrics learned on the data as given).
     """
 
     L: np.ndarray
@@ -43,6 +46,18 @@ class FittedMetric:
     classes: Optional[np.ndarray] = None
     info: dict = field(default_factory=dict)
     metric_: Optional[np.ndarray] = None
+    input_scaling: Optional[tuple] = None
+
+    def _prepare(self, X, dtype) -> np.ndarray:
+        X = np.asarray(X, dtype=dtype)
+        if X.ndim != 2 or X.shape[1] != self.n_features:
+            raise ValueError(
+                f"X has shape {X.shape}; this metric was learned on {self.n_features} features."
+            )
+        if self.input_scaling is not None:
+            offset, scale = self.input_scaling
+            X = X * np.asarray(scale, dtype=X.dtype) + np.asarray(offset, dtype=X.dtype)
+        return X
 
     @property
     def M(self) -> np.ndarray:
@@ -61,11 +76,7 @@ class FittedMetric:
 
     def transform(self, X) -> np.ndarray:
         """Embed ``X``: ``X @ L.T`` (squared Euclidean distances there are Mahalanobis under M)."""
-        X = np.asarray(X, dtype=np.result_type(np.asarray(X).dtype, np.float32))
-        if X.ndim != 2 or X.shape[1] != self.n_features:
-            raise ValueError(
-                f"X has shape {X.shape}; this metric was learned on {self.n_features} features."
-            )
+        X = self._prepare(X, np.result_type(np.asarray(X).dtype, np.float32))
         return X @ self.L.T.astype(X.dtype, copy=False)
 
     def pairwise_distances(self, X, Y=None, *, squared: bool = False) -> np.ndarray:
@@ -82,13 +93,14 @@ class FittedMetric:
         d2 = (diff * diff).sum(axis=1)
         return d2 if squared else np.sqrt(d2)
 
-    def save(self, path) -> None:
-        """Write ``L``, ``M`` and the diagnostics to a ``.npz`` file."""
-        np.savez(
-            path, L=self.L, M=self.M, method=self.method, n_iter=self.n_iter,
-            converged=self.converged, loss_history=self.loss_history,
-            classes=self.classes if self.classes is not None else np.zeros(0),
-        )
+    def save(self, path) -> str:
+        """Write the metric to a ``.npz`` file that :func:`jaxdml.load` reads back.
+
+        Returns the path written (numpy adds ``.npz`` when ``path`` lacks it).
+        """
+        from ..persistence import save
+
+        return save(self, path)
 
     def __repr__(self) -> str:
         return (
@@ -120,14 +132,9 @@ class KernelFittedMetric(FittedMetric):
     def kernel_columns(self, X) -> np.ndarray:
         from ..kernels import kernel_matrix
 
-        X = np.asarray(X, dtype=np.float64)
-        if X.ndim != 2 or X.shape[1] != self.n_features:
-            raise ValueError(f"X has shape {X.shape}; this metric was learned on {self.n_features} features.")
+        X = self._prepare(X, np.float64)
         return kernel_matrix(X, self.X_fit, kernel=self.kernel, **self.kernel_params)
 
     def transform(self, X) -> np.ndarray:
         return self.kernel_columns(X) @ self.L.T
 
-    def save(self, path) -> None:
-        np.savez(path, A=self.L, X_fit=self.X_fit, method=self.method,
-                 kernel=str(self.kernel), **{f"kernel_{k}": v for k, v in self.kernel_params.items()})
