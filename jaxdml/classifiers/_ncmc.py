@@ -143,12 +143,17 @@ class NCMCClassifier(_MetricMixin, ClassifierMixin, BaseEstimator):
         return self.classes_[self.centroid_labels_[pairwise_distances_argmin(Z, self.centroids_)]]
 
     def predict_log_proba(self, X):
-        """``log p(c|x)``: log-sum-exp over the class's centroids of ``-|x - m|^2 / 2``, normalised."""
+        """``log p(c|x)``: softmax over classes of ``-min_m |x - m|^2 / 2`` (nearest centroid of each class).
+
+        Each class is scored by its nearest centroid, so ``argmax`` of the probabilities is the
+        nearest-centroid rule of :meth:`predict` (with one centroid per class this is the usual
+        nearest-class-mean softmax).
+        """
         Z = self.embed(X)
         d2 = (Z * Z).sum(1)[:, None] + (self.centroids_ ** 2).sum(1)[None, :] - 2.0 * Z @ self.centroids_.T
         logits = -0.5 * np.maximum(d2, 0.0)
         per_class = np.stack(
-            [logsumexp(logits[:, self.centroid_labels_ == c], axis=1) for c in range(len(self.classes_))], axis=1
+            [logits[:, self.centroid_labels_ == c].max(axis=1) for c in range(len(self.classes_))], axis=1
         )
         return per_class - logsumexp(per_class, axis=1, keepdims=True)
 

@@ -262,7 +262,8 @@ def _runner_minibatch(loss_fn, optimizer, projection, max_iter, patience, static
         def epoch_order(epoch):
             perm = jax.random.permutation(jax.random.fold_in(key, epoch), n_rows)
             perm = perm[jnp.argsort(mask[perm] <= 0, stable=True)]  # real rows first
-            return jnp.concatenate([perm, perm[: spe * batch_size - n_rows]])
+            # int32 whatever jax_enable_x64 says: the loop carry holds the order as int32
+            return jnp.concatenate([perm, perm[: spe * batch_size - n_rows]]).astype(jnp.int32)
 
         def cond(c):
             return (c["it"] < max_iter) & ~c["done"]
