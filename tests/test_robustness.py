@@ -31,3 +31,14 @@ def test_ncmc_classifier_predict_agrees_with_predict_proba():
     proba = clf.predict_proba(Xt)
     np.testing.assert_allclose(proba.sum(1), 1.0, rtol=1e-12)
     np.testing.assert_array_equal(clf.predict(Xt), clf.classes_[proba.argmax(1)])
+
+
+def test_itml_non_psd_prior_raises_non_psd_error():
+    from jaxdml.exceptions import NonPSDError
+
+    rng = np.random.default_rng(0)
+    X, y = rng.random((40, 3)), np.arange(40) % 2
+    with pytest.raises(NonPSDError, match="positive definite"):
+        jaxdml.fit(X, y, loss="itml", prior=np.diag([1.0, -1.0, 1.0]))
+    with pytest.raises(NonPSDError):
+        jaxdml.ITML(prior=np.diag([1.0, 0.0, 1.0])).fit(X, y)

@@ -27,7 +27,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from .._validation import Interval, Options
-from ..exceptions import ConvergenceWarning
+from ..exceptions import ConvergenceWarning, NonPSDError
 from ..losses._dml_eig import dml_eig_solve
 from ..losses._itml import itml_bregman
 from ..losses._lsi import lsi_solve
@@ -196,7 +196,7 @@ def _itml_prior(prior, X):
         raise ValueError("ITML prior must be symmetric.")
     w = np.linalg.eigvalsh(M0)
     if w[0] <= 1e-12 * max(abs(w[-1]), 1e-300):
-        raise ValueError(
+        raise NonPSDError(
             f"ITML prior must be positive definite (the LogDet divergence is infinite otherwise); its "
             f"smallest eigenvalue is {w[0]:.3g}."
         )
