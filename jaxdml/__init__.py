@@ -6,8 +6,9 @@ The building blocks are pure functions: losses of the linear map ``L`` or the me
 :func:`jaxdml.fit` and the scikit-learn estimators are thin layers over them.
 """
 
-from . import (classifiers, config, datasets, eigen, estimators, experiments, kernels, linalg, losses,
-               neighbors, plotting, projections)
+import importlib as _importlib
+
+from . import classifiers, config, datasets, eigen, estimators, kernels, linalg, losses, neighbors, projections
 from .classifiers import *  # noqa: F401,F403
 from .estimators import *  # noqa: F401,F403
 from .persistence import load
@@ -15,6 +16,19 @@ from .problems import LabeledProblem, PairsProblem, make_pairs_problem, make_pro
 from .solvers import FittedMetric, KernelFittedMetric, available_methods, fit, minimize
 
 __version__ = "0.1.0"
+
+#: the application layer and optional helpers, imported on first attribute access
+_LAZY = ("experiments", "plotting", "cli", "compilation")
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        return _importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
 
 __all__ = [
     "fit",

@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 from sklearn.utils.validation import check_array
 
+from .exceptions import InvalidParameterError
+
 __all__ = [
     "Interval",
     "Options",
@@ -109,8 +111,8 @@ def check_params(params: dict[str, Any], constraints: dict[str, list], *, owner:
 
     Raises
     ------
-    ValueError
-        Naming the parameter, the value received and what would have been accepted.
+    InvalidParameterError
+        A ``ValueError`` naming the parameter, the value received and what would have been accepted.
     """
     for name, value in params.items():
         if name not in constraints:
@@ -118,7 +120,7 @@ def check_params(params: dict[str, Any], constraints: dict[str, list], *, owner:
         options = constraints[name]
         if not any(_satisfies(value, c) for c in options):
             accepted = " or ".join(_describe(c) for c in options)
-            raise ValueError(
+            raise InvalidParameterError(
                 f"The '{name}' parameter of {owner} must be {accepted}. Got {value!r} instead."
             )
 

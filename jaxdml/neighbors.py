@@ -15,7 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import linalg
-from .problems import bucket_size
+from ._padding import bucket_size
 
 __all__ = ["knn_search", "same_class_neighbors", "other_class_neighbors"]
 

@@ -9,7 +9,6 @@ folds of a cross-validation, share one compiled executable.
 
 from __future__ import annotations
 
-import math
 import warnings
 from typing import NamedTuple, Optional
 
@@ -18,6 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 from sklearn.neighbors import NearestNeighbors
 
+from ._padding import bucket_size
 from ._validation import check_data, encode_labels
 
 __all__ = [
@@ -91,18 +91,6 @@ class PairsProblem(NamedTuple):
     b: Array
     similar: Array
     pair_mask: Array
-
-
-def bucket_size(n: int) -> int:
-    """Round ``n`` up to a bucket: a multiple of ``max(32, 2**(floor(log2 n) - 3))``.
-
-    Padding costs at most ~12.5 % extra rows; sizes that differ by a few samples (the folds of a
-    cross-validation) land in the same bucket and reuse one compiled executable.
-    """
-    if n <= 0:
-        return 0
-    g = max(32, 2 ** max(0, int(math.floor(math.log2(n))) - 3))
-    return int(-(-n // g) * g)
 
 
 def _float_dtype():

@@ -1,4 +1,4 @@
-"""Readers for KEEL ``.dat`` and Weka ARFF files, and discovery of KEEL cross-validation folds.
+"""Readers for KEEL ``.dat`` and Weka ARFF files (fold discovery: :mod:`._folds`).
 
 Nothing is downloaded: the files are read from a folder the user gives (``--data DIR`` on the
 command line). The KEEL layout is ``DIR/10-fold/<name>/<name>-10dobscv-<k>tra.dat`` and
@@ -14,27 +14,19 @@ and ``feature_names`` the input attributes in column order. Malformed input rais
 from __future__ import annotations
 
 import csv
-import glob
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple, Optional
+from typing import Optional
 
 import numpy as np
 
 __all__ = [
     "DataFormatError",
     "DatasetHeader",
-    "Folds",
     "load_keel",
     "load_arff",
     "read_table",
-    "keel_fold_files",
-    "list_keel_datasets",
-    "load_keel_folds",
-    "load_folds",
-    "default_data_dir",
     "sort_labels",
     "DATA_DIR_ENV",
 ]
@@ -425,182 +417,3 @@ def sort_labels(labels) -> np.ndarray:
     order = sorted(range(len(uniq)), key=lambda i: (keys[i], uniq[i]))
     return uniq[order]
 
-
-_FOLD_FILE = re.compile(r"^(?P<name>.+)-(?P<n>\d+)(?:dobscv)?-(?P<k>\d+)(?P<part>tra|tst)\.dat$")
-
-
-def default_data_dir() -> Optional[Path]:
-    """The KEEL folder to use when none is given, or None.
-
-    In order: ``$JAXDML_KEEL_DIR``; ``../shared/keel`` relative to the current directory; then
-    relative to the repository that holds this package. Never downloads anything.
-    """
-    env = os.environ.get(DATA_DIR_ENV)
-    if env:
-        return Path(env)
-    here = Path(__file__).resolve().parents[2]
-    for cand in (Path.cwd() / ".." / "shared" / "keel", here / ".." / "shared" / "keel"):
-        if cand.is_dir():
-            return cand.resolve()
-    return None
-
-
-def _candidate_dirs(root: Path, name: str, n_folds: int):
-    return [root / f"{n_folds}-fold" / name, root / f"{n_folds}fold" / name, root / name, root]
-
-
-def keel_fold_files(root, name: str, n_folds: int = 10) -> list:
-    """Paths ``[(train_1, test_1), ..., (train_k, test_k)]`` of a dataset's KEEL folds.
-
-    Looks in ``root/<n>-fold/<name>/``, ``root/<name>/`` and ``root/`` for
-    ``<name>-<n>dobscv-<k>{tra,tst}.dat`` (DOB-SCV) or ``<name>-<n>-<k>{tra,tst}.dat``.
-
-    Raises
-    ------
-    FileNotFoundError
-        If no fold files exist, or naming the missing files when a partition is incomplete.
-    """
-    root = Path(root)
-    if not root.is_dir():
-        raise FileNotFoundError(f"data folder not found: {root}")
-    for d in _candidate_dirs(root, name, n_folds):
-        if not d.is_dir():
-            continue
-        found = {}
-        for p in d.iterdir():
-            m = _FOLD_FILE.match(p.name)
-            if m and m.group("name") == name and int(m.group("n")) == n_folds:
-                found[(int(m.group("k")), m.group("part"))] = p
-        if not found:
-            continue
-        # prefer DOB-SCV when both naming schemes are present
-        missing = [f"{name}-{n_folds}dobscv-{k}{part}.dat" for k in range(1, n_folds + 1)
-                   for part in ("tra", "tst") if (k, part) not in found]
-        if missing:
-            raise FileNotFoundError(f"{d}: incomplete {n_folds}-fold partition of {name!r}; missing "
-                                    f"{', '.join(missing[:4])}{' ...' if len(missing) > 4 else ''}.")
-        return [(found[(k, "tra")], found[(k, "tst")]) for k in range(1, n_folds + 1)]
-    raise FileNotFoundError(
-        f"no {n_folds}-fold files for dataset {name!r} under {root} (looked for "
-        f"{root / f'{n_folds}-fold' / name / f'{name}-{n_folds}dobscv-1tra.dat'} and similar)."
-    )
-
-
-def list_keel_datasets(root) -> dict:
-    """``{name: [fold counts available]}`` for every dataset with fold files under ``root``."""
-    root = Path(root)
-    out: dict = {}
-    if not root.is_dir():
-        return out
-    for p in root.rglob("*.dat"):
-        m = _FOLD_FILE.match(p.name)
-        if m and m.group("k") == "1" and m.group("part") == "tra":
-            out.setdefault(m.group("name"), set()).add(int(m.group("n")))
-    return {k: sorted(v) for k, v in sorted(out.items())}
-
-
-class Folds(NamedTuple):
-    """A dataset split into cross-validation folds.
-
-    ``folds[i] = (X_train, y_train, X_test, y_test)``; ``classes`` are the labels that occur, in
-    natural order (:func:`sort_labels`; the encoding every classifier of the experiments uses);
-    ``source`` says where the split came from (the KEEL folder, or a stratified split).
-    """
-
-    name: str
-    folds: list
-    feature_names: list
-    classes: np.ndarray
-    source: str
-
-    @property
-    def n_features(self) -> int:
-        return len(self.feature_names)
-
-    @property
-    def n_classes(self) -> int:
-        return len(self.classes)
-
-    @property
-    def n_samples(self) -> int:
-        return sum(len(f[3]) for f in self.folds)
-
-    @property
-    def max_train_size(self) -> int:
-        return max(len(f[1]) for f in self.folds)
-
-
-def load_keel_folds(root, name: str, n_folds: int = 10) -> Folds:
-    """Read every fold of a KEEL dataset (see :func:`keel_fold_files`).
-
-    Checks that all files share the header's feature names.
-    """
-    files = keel_fold_files(root, name, n_folds)
-    folds, names = [], None
-    for tra, tst in files:
-        Xtr, ytr, ftr = load_keel(tra)
-        Xte, yte, fte = load_keel(tst)
-        for f, p in ((ftr, tra), (fte, tst)):
-            if names is None:
-                names = f
-            elif f != names:
-                raise DataFormatError(p, None, f"its inputs {f} differ from those of the other folds {names}.")
-        folds.append((Xtr, ytr, Xte, yte))
-    classes = sort_labels(np.concatenate([np.concatenate([f[1], f[3]]) for f in folds]))
-    return Folds(name, folds, list(names), classes, str(files[0][0].parent))
-
-
-def _stratified_folds(name, X, y, feature_names, n_folds, seed, source):
-    from sklearn.model_selection import StratifiedKFold
-
-    splitter = StratifiedKFold(n_splits=n_folds, shuffle=True, random_state=seed)
-    folds = [(X[tr], y[tr], X[te], y[te]) for tr, te in splitter.split(X, y)]
-    return Folds(name, folds, list(feature_names), sort_labels(y), f"{source}; stratified {n_folds}-fold, "
-                 f"shuffled with seed {seed}")
-
-
-def _has_keel_dataset(root: Path, name: str) -> bool:
-    return (root / name).is_dir() or any(d.is_dir() for d in root.glob(f"*-fold/{glob.escape(name)}"))
-
-
-def load_folds(name: str, data_dir=None, *, n_folds: int = 10, seed: int = 28) -> Folds:
-    """Folds of a dataset by name, wherever they come from.
-
-    1. KEEL fold files under ``data_dir`` (see :func:`keel_fold_files`);
-    2. an unsplit ``data_dir/<name>.arff`` or ``.dat`` (e.g. ``spambase-460``), split by
-       stratified ``n_folds``-fold cross-validation shuffled with ``seed`` (28 as in the paper);
-    3. a path to an ``.arff`` / ``.dat`` file, split the same way;
-    4. a data set bundled with scikit-learn (``iris``, ``wine``, ``breast_cancer``, ``digits``),
-       split the same way -- the fallback when the KEEL folder is missing or lacks the dataset
-       (a KEEL dataset whose requested fold count is missing is an error, not a fallback).
-    """
-    errors = []
-    if data_dir is not None:
-        root = Path(data_dir)
-        try:
-            return load_keel_folds(root, name, n_folds)
-        except FileNotFoundError as exc:
-            if _has_keel_dataset(root, name):
-                raise  # the dataset is there, but not with these folds: never substitute another
-            errors.append(str(exc))
-        for ext in (".arff", ".dat"):
-            p = root / f"{name}{ext}"
-            if p.is_file():
-                X, y, names = read_table(p)
-                return _stratified_folds(name, X, y, names, n_folds, seed, str(p))
-    p = Path(name)
-    if p.suffix.lower() in (".arff", ".dat") and p.is_file():
-        X, y, names = read_table(p)
-        return _stratified_folds(p.stem, X, y, names, n_folds, seed, str(p))
-    from ._bundled import BUNDLED, load_dataset
-
-    if name in BUNDLED:
-        X, y = load_dataset(name)
-        names = [f"x{i}" for i in range(X.shape[1])]
-        return _stratified_folds(name, np.asarray(X, dtype=np.float64), np.asarray(y).astype(str), names,
-                                 n_folds, seed, "scikit-learn")
-    msg = f"dataset {name!r} not found"
-    if data_dir is None:
-        msg += (f" (no data folder given: pass --data DIR or set ${DATA_DIR_ENV}; bundled data sets: "
-                f"{', '.join(BUNDLED)})")
-    raise FileNotFoundError(msg + (": " + " ".join(errors) if errors else "."))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils import check_random_state
 
+from .._runtime import x64_call
 from ..eigen import lda_components, pca_components
 
 INIT_OPTIONS = ("auto", "identity", "pca", "lda", "random")
@@ -32,8 +33,6 @@ def initial_components(init, X: np.ndarray, codes, n_classes: int, n_components:
             return np.eye(n_components, d)
         if init == "random":
             return check_random_state(random_state).standard_normal((n_components, d))
-        from ._api import x64_call
-
         if init == "pca":
             return x64_call(pca_components, X, n_components)[0]
         if init == "lda":
