@@ -15,7 +15,7 @@ from .persistence import load
 from .problems import LabeledProblem, PairsProblem, make_pairs_problem, make_problem
 from .solvers import FittedMetric, KernelFittedMetric, available_methods, fit, minimize
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 #: the application layer and optional helpers, imported on first attribute access
 _LAZY = ("experiments", "plotting", "cli", "compilation")
