@@ -42,3 +42,78 @@ def test_itml_non_psd_prior_raises_non_psd_error():
         jaxdml.fit(X, y, loss="itml", prior=np.diag([1.0, -1.0, 1.0]))
     with pytest.raises(NonPSDError):
         jaxdml.ITML(prior=np.diag([1.0, 0.0, 1.0])).fit(X, y)
+
+
+# --------------------------------------------------------------------------- experiment data integrity
+def _toy(tmp_path):
+    from tests.test_experiments import _toy_keel
+
+    return _toy_keel(tmp_path / "data")
+
+
+def _edit(path, fn):
+    head, rows = path.read_text().split("@data\n")
+    path.write_text(head + "@data\n" + "".join(fn(rows.splitlines(keepends=True))))
+
+
+@pytest.mark.parametrize("damage", ["cut", "deleted", "duplicated", "test-dup"])
+def test_damaged_keel_folds_are_rejected(tmp_path, damage):
+    from jaxdml.datasets import load_folds
+    from jaxdml.datasets._keel import DataFormatError
+
+    root = _toy(tmp_path)
+    d = root / "3-fold" / "toy"
+    if damage == "cut":
+        _edit(d / "toy-3dobscv-2tra.dat", lambda r: r[: len(r) // 2])
+    elif damage == "deleted":
+        _edit(d / "toy-3dobscv-3tst.dat", lambda r: r[1:])
+    elif damage == "duplicated":
+        _edit(d / "toy-3dobscv-1tra.dat", lambda r: r + r[:1])
+    else:  # a test row moved to another fold's test part, and removed from its training part
+        tst1 = (d / "toy-3dobscv-1tst.dat").read_text().split("@data\n")[1].splitlines(keepends=True)
+        _edit(d / "toy-3dobscv-2tst.dat", lambda r: r + tst1[:1])
+        _edit(d / "toy-3dobscv-2tra.dat", lambda r: [x for x in r if x != tst1[0]])
+    with pytest.raises(DataFormatError, match="toy"):
+        load_folds("toy", root, n_folds=3)
+
+
+def test_explicit_data_folder_never_falls_back_to_bundled_data(tmp_path):
+    from jaxdml.datasets import load_folds
+
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(FileNotFoundError, match="only when no data folder is given"):
+        load_folds("iris", tmp_path / "empty")
+    assert load_folds("iris", None, n_folds=3).source == "scikit-learn; stratified 3-fold, shuffled with seed 28"
+
+
+@pytest.mark.parametrize("edit", ["nan", "status", "missing", "directory", "range"])
+def test_hand_edited_cache_records_are_recomputed(tmp_path, edit):
+    import json
+    import shutil
+
+    from jaxdml.experiments import run_experiment
+
+    root = _toy(tmp_path)
+    kw = dict(data_dir=root, datasets=["toy"], k=3, algorithms=["Euclidean"], n_folds=3, progress=False)
+    first = run_experiment("basic", out_dir=tmp_path / "out", **kw)
+    rec_path = next((tmp_path / "out" / "cache").rglob("fold-02.json"))
+    rec = json.loads(rec_path.read_text())
+    if edit == "nan":
+        rec["test_accuracy"] = float("nan")
+    elif edit == "status":
+        rec["status"] = "great"
+    elif edit == "missing":
+        del rec["fold"]
+    elif edit == "range":
+        rec["test_accuracy"] = 7.0
+    if edit == "directory":
+        rec_path.unlink()
+        rec_path.mkdir()
+        (rec_path / "junk").write_text("x")
+    else:
+        rec_path.write_text(json.dumps(rec))
+    again = run_experiment("basic", out_dir=tmp_path / "out", **kw)
+    assert all(r["status"] == "ok" for r in again.records)
+    np.testing.assert_array_equal(again.table("test").values, first.table("test").values)
+    assert json.loads(rec_path.read_text())["status"] == "ok"
+    shutil.rmtree(tmp_path / "out")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import glob
 import os
 import re
+from collections import Counter
 from pathlib import Path
 from typing import NamedTuple, Optional
 
@@ -140,8 +141,39 @@ def load_keel_folds(root, name: str, n_folds: int = 10) -> Folds:
             elif f != names:
                 raise DataFormatError(p, None, f"its inputs {f} differ from those of the other folds {names}.")
         folds.append((Xtr, ytr, Xte, yte))
+    check_partition(name, folds, files)
     classes = sort_labels(np.concatenate([np.concatenate([f[1], f[3]]) for f in folds]))
     return Folds(name, folds, list(names), classes, str(files[0][0].parent))
+
+
+def _row_counts(X, y) -> Counter:
+    return Counter(zip(map(bytes, np.ascontiguousarray(X, dtype=np.float64)), map(str, y)))
+
+
+def check_partition(name: str, folds: list, files: list) -> None:
+    """Check that the folds are a cross-validation partition of one data set.
+
+    For every fold, training + test rows are the whole data set (as multisets of rows with their
+    labels), and the test parts of all folds together hold every row exactly once. A fold file cut
+    short, with rows deleted or duplicated, raises :class:`DataFormatError` naming the file.
+    """
+    whole = _row_counts(np.concatenate([folds[0][0], folds[0][2]]), np.concatenate([folds[0][1], folds[0][3]]))
+    n = sum(whole.values())
+    tests = Counter()
+    for (Xtr, ytr, Xte, yte), (tra, tst) in zip(folds, files):
+        this = _row_counts(Xtr, ytr) + _row_counts(Xte, yte)
+        if this != whole:
+            extra, missing = sum((this - whole).values()), sum((whole - this).values())
+            raise DataFormatError(
+                tra, None, f"fold {tra.name} + {tst.name} of {name!r} is not the whole data set: "
+                f"{len(ytr)} + {len(yte)} rows, {extra} row(s) not in the first fold's data, {missing} "
+                f"of its {n} row(s) missing (rows cut, deleted or duplicated?).")
+        tests.update(_row_counts(Xte, yte))
+    if tests != whole:
+        extra, missing = sum((tests - whole).values()), sum((whole - tests).values())
+        raise DataFormatError(
+            files[0][1].parent, None, f"the test parts of {name!r}'s {len(folds)} folds do not cover the "
+            f"data set exactly once ({extra} row(s) too many, {missing} missing).")
 
 
 def _stratified_folds(name, X, y, feature_names, n_folds, seed, source):
@@ -157,7 +189,8 @@ def _has_keel_dataset(root: Path, name: str) -> bool:
     return (root / name).is_dir() or any(d.is_dir() for d in root.glob(f"*-fold/{glob.escape(name)}"))
 
 
-def load_folds(name: str, data_dir=None, *, n_folds: int = 10, seed: int = 28) -> Folds:
+def load_folds(name: str, data_dir=None, *, n_folds: int = 10, seed: int = 28,
+               bundled_fallback: Optional[bool] = None) -> Folds:
     """Folds of a dataset by name, wherever they come from.
 
     1. KEEL fold files under ``data_dir`` (see :func:`keel_fold_files`);
@@ -165,8 +198,10 @@ def load_folds(name: str, data_dir=None, *, n_folds: int = 10, seed: int = 28) -
        stratified ``n_folds``-fold cross-validation shuffled with ``seed`` (28 as in the paper);
     3. a path to an ``.arff`` / ``.dat`` file, split the same way;
     4. a data set bundled with scikit-learn (``iris``, ``wine``, ``breast_cancer``, ``digits``),
-       split the same way -- the fallback when the KEEL folder is missing or lacks the dataset
-       (a KEEL dataset whose requested fold count is missing is an error, not a fallback).
+       split the same way -- only when no data folder is given (a data folder that lacks the
+       dataset, or a KEEL dataset whose requested fold count is missing, is an error).
+       ``bundled_fallback=True`` allows it with a data folder too (used when the folder was not
+       chosen by the user but found by :func:`default_data_dir`).
     """
     errors = []
     if data_dir is not None:
@@ -188,12 +223,17 @@ def load_folds(name: str, data_dir=None, *, n_folds: int = 10, seed: int = 28) -
         return _stratified_folds(p.stem, X, y, names, n_folds, seed, str(p))
     from ._bundled import BUNDLED, load_dataset
 
-    if name in BUNDLED:
+    if bundled_fallback is None:
+        bundled_fallback = data_dir is None
+    if name in BUNDLED and bundled_fallback:
         X, y = load_dataset(name)
         names = [f"x{i}" for i in range(X.shape[1])]
         return _stratified_folds(name, np.asarray(X, dtype=np.float64), np.asarray(y).astype(str), names,
                                  n_folds, seed, "scikit-learn")
     msg = f"dataset {name!r} not found"
+    if data_dir is not None and name in BUNDLED and not bundled_fallback:
+        msg += (f" in the data folder {data_dir} (scikit-learn's {name!r} is used only when no data "
+                "folder is given)")
     if data_dir is None:
         msg += (f" (no data folder given: pass --data DIR or set ${DATA_DIR_ENV}; bundled data sets: "
                 f"{', '.join(BUNDLED)})")

@@ -13,6 +13,8 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import math
+import shutil
 import os
 import re
 import tempfile
@@ -62,6 +64,29 @@ def code_hash() -> str:
     return h.hexdigest()[:16]
 
 
+#: the record statuses the runner writes
+STATUSES = ("ok", "failed", "unavailable", "n/a")
+_REQUIRED = {"experiment": str, "dataset": str, "algorithm": str, "cache_key": str, "fold": int,
+             "n_folds": int, "fingerprint": str, "status": str}
+
+
+def valid_record(rec) -> bool:
+    """Whether a cached per-fold record has the runner's schema (and sane accuracies when ok)."""
+    if not isinstance(rec, dict):
+        return False
+    for key, typ in _REQUIRED.items():
+        if not isinstance(rec.get(key), typ) or isinstance(rec.get(key), bool):
+            return False
+    if rec["status"] not in STATUSES or not 1 <= rec["fold"] <= rec["n_folds"]:
+        return False
+    if rec["status"] == "ok":
+        for key in ("train_accuracy", "test_accuracy"):
+            v = rec.get(key)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or not 0 <= v <= 1:
+                return False
+    return True
+
+
 def fingerprint(config: dict) -> str:
     payload = json.dumps({**config, "cache_version": CACHE_VERSION}, sort_keys=True, default=str)
     return hashlib.sha1(payload.encode()).hexdigest()[:20]
@@ -87,13 +112,17 @@ class ResultCache:
             rec = json.loads(p.read_text())
         except (OSError, ValueError):
             return None  # a damaged file is recomputed
-        return rec if isinstance(rec, dict) and rec.get("fingerprint") == fp else None
+        if not valid_record(rec) or rec.get("fingerprint") != fp:
+            return None  # hand-edited, truncated or stale: recomputed
+        return rec
 
     def store(self, record: dict) -> None:
         p = self.path(record["experiment"], record["dataset"], record["cache_key"], record["fold"])
         if p is None:
             return
         p.parent.mkdir(parents=True, exist_ok=True)
+        if p.is_dir():  # something else took the record's place: it is ours to replace
+            shutil.rmtree(p)
         fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=".tmp-", suffix=".json")
         try:
             with os.fdopen(fd, "w") as fh:

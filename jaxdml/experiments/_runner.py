@@ -223,6 +223,7 @@ def run_experiment(name: str, *, data_dir=None, datasets=None, k: Optional[int] 
         raise ValueError(f"k must be a positive integer; got {k}.")
     stem = exp.stem(k)
     algs = select_algorithms(exp.algorithms(k), algorithms)
+    chosen = data_dir is not None  # a folder the user named must hold the data sets asked for
     if data_dir is None:
         data_dir = default_data_dir()
     elif not Path(data_dir).is_dir():
@@ -230,7 +231,7 @@ def run_experiment(name: str, *, data_dir=None, datasets=None, k: Optional[int] 
     names = list(exp.datasets if datasets is None else datasets)
     if not names:
         raise ValueError("no datasets to run.")
-    data = [load_folds(n, data_dir, n_folds=n_folds, seed=split_seed) for n in names]
+    data = [load_folds(n, data_dir, n_folds=n_folds, seed=split_seed, bundled_fallback=not chosen) for n in names]
     dims = list(DIMENSIONS if dims is None else dims)
     if cache_dir == "auto":
         cache_dir = None if out_dir is None else Path(out_dir) / "cache"
