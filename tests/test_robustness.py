@@ -117,3 +117,17 @@ def test_hand_edited_cache_records_are_recomputed(tmp_path, edit):
     np.testing.assert_array_equal(again.table("test").values, first.table("test").values)
     assert json.loads(rec_path.read_text())["status"] == "ok"
     shutil.rmtree(tmp_path / "out")
+
+
+@pytest.mark.parametrize("loss", ["kda", "kanmm", "kdmlmj"])
+def test_callable_kernels_must_be_mercer(loss):
+    from jaxdml.exceptions import NonPSDError
+
+    rng = np.random.default_rng(0)
+    X, y = rng.random((40, 3)), np.arange(40) % 2
+    with pytest.raises(NonPSDError, match="not positive semidefinite"):
+        jaxdml.fit(X, y, loss=loss, kernel=lambda A, B: -(A @ B.T))
+    with pytest.raises(ValueError, match="not symmetric"):
+        jaxdml.fit(X, y, loss=loss, kernel=lambda A, B: A @ B.T + A[:, :1] * 3.0)
+    m = jaxdml.fit(X, y, loss=loss, kernel=lambda A, B: (A @ B.T + 1.0) ** 2)  # a Mercer kernel works
+    assert np.all(np.isfinite(m.transform(X)))

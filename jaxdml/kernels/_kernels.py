@@ -45,6 +45,31 @@ def _laplacian(X, Y, gamma, degree, coef0):
 _FUNCS = {"linear": _linear, "poly": _poly, "rbf": _rbf, "laplacian": _laplacian}
 
 
+def _check_gram(K) -> None:
+    """A callable kernel's training Gram matrix must be symmetric positive semidefinite.
+
+    Kernel methods rely on ``K = Phi Phi^T`` (a feature space exists); an indefinite or
+    non-symmetric "kernel" gives meaningless metrics, so it is rejected here. PSD up to round-off:
+    Cholesky of ``K + eps I`` with ``eps = 1e-8 * max(diag K)`` (n^3 / 3 flops).
+    """
+    from ..exceptions import NonPSDError
+
+    scale = max(float(np.abs(K).max()), 1e-300)
+    asym = float(np.abs(K - K.T).max())
+    if asym > 1e-8 * scale:
+        raise ValueError(f"The kernel callable is not symmetric: max |K - K^T| = {asym:.3g} on the training "
+                         f"data (max |K| = {scale:.3g}); a kernel must satisfy k(x, y) = k(y, x).")
+    eps = 1e-8 * max(float(np.max(np.diag(K))), scale * 1e-8)
+    try:
+        np.linalg.cholesky(0.5 * (K + K.T) + eps * np.eye(len(K)))
+    except np.linalg.LinAlgError:
+        low = float(np.linalg.eigvalsh(0.5 * (K + K.T))[0])
+        raise NonPSDError(
+            f"The kernel callable is not positive semidefinite on the training data (smallest eigenvalue "
+            f"of its Gram matrix {low:.3g}, largest |K| {scale:.3g}); kernel methods need a Mercer kernel."
+        ) from None
+
+
 def check_kernel_params(kernel, gamma, degree, coef0, n_features: int):
     """Validate and resolve kernel parameters; ``gamma=None`` means ``1 / n_features``."""
     if not (callable(kernel) or kernel in KERNELS):
@@ -73,6 +98,8 @@ def kernel_matrix(X, Y=None, *, kernel="rbf", gamma=None, degree=3, coef0=1.0):
         K = np.asarray(kernel(X, Y), dtype=np.float64)
         if K.shape != (X.shape[0], Y.shape[0]):
             raise ValueError(f"The kernel callable returned shape {K.shape}; expected {(X.shape[0], Y.shape[0])}.")
+        if Y is X and np.all(np.isfinite(K)):
+            _check_gram(K)
     else:
         gamma, degree, coef0 = check_kernel_params(kernel, gamma, degree, coef0, X.shape[1])
         # rows are padded to bucket sizes so that new data of similar size (test folds) reuse
