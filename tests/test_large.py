@@ -29,20 +29,24 @@ def _data(rng, n, d=6, c=5):
 
 
 @pytest.mark.parametrize("name", ["nca", "lmnn"])
-def test_small_memory_budget_gives_same_result_with_bounded_temporaries(rng, name):
+def test_small_memory_budget_gives_same_result_with_bounded_temporaries(rng, name, x64):
+    # blockwise and whole sums are equal in exact arithmetic: compared in float64, so that only the
+    # summation order's round-off (~1e-16 relative to the largest term) separates them
     X, y = _data(rng, 1500)
     prob = jaxdml.make_problem(X, y, n_neighbors=3)
+    assert prob.X.dtype == jnp.float64
     f = jax.jit(jax.value_and_grad(getattr(losses, name)))
-    L = jnp.eye(6)
+    L = jnp.eye(6, dtype=jnp.float64)
     v_ref, g_ref = f(L, prob)
     with config.memory_budget(2 << 20):
         f_small = jax.jit(jax.value_and_grad(getattr(losses, name)))
         compiled = f_small.lower(L, prob).compile()
         v, g = f_small(L, prob)
-    np.testing.assert_allclose(float(v), float(v_ref), rtol=1e-5)
-    np.testing.assert_allclose(np.asarray(g), np.asarray(g_ref), rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(float(v), float(v_ref), rtol=1e-10)
+    g, g_ref = np.asarray(g), np.asarray(g_ref)
+    np.testing.assert_allclose(g, g_ref, rtol=1e-10, atol=1e-10 * np.abs(g_ref).max())
     temp = compiled.memory_analysis().temp_size_in_bytes
-    assert temp < 1500 * 1500 * 4  # no N x N buffer at once
+    assert temp < 1500 * 1500 * 8  # no N x N buffer at once
 
 
 @pytest.mark.parametrize("name", ["nca", "lmnn"])
