@@ -22,6 +22,7 @@ __all__ = [
     "check_params",
     "check_data",
     "encode_labels",
+    "check_centroids_num",
 ]
 
 
@@ -194,3 +195,23 @@ def check_n_components(n_components, n_features: int, *, owner: str, upper: int 
             f"{hi} (n_features={n_features})."
         )
     return int(n_components)
+
+
+def check_centroids_num(y, centroids_num, *, owner: str = "NCMC") -> int:
+    """Validate ``centroids_num`` (centroids per class) against the class sizes of ``y``.
+
+    Raises a ``ValueError`` naming the smallest class when ``centroids_num`` exceeds its size
+    (k-means cannot find more centroids than a class has samples).
+    """
+    if isinstance(centroids_num, bool) or not isinstance(centroids_num, numbers.Integral) or centroids_num < 1:
+        raise ValueError(f"{owner}: centroids_num must be a positive int; got {centroids_num!r}.")
+    classes, counts = np.unique(np.asarray(y), return_counts=True)
+    small = counts < centroids_num
+    if np.any(small):
+        bad = [(c.item() if hasattr(c, "item") else c, int(n)) for c, n in zip(classes[small], counts[small])]
+        raise ValueError(
+            f"{owner}: centroids_num={int(centroids_num)} is larger than the number of samples of "
+            f"{len(bad)} class(es) (class, size: {bad[:5]}); k-means cannot find more centroids "
+            f"than a class has samples. Use centroids_num <= {int(counts.min())}."
+        )
+    return int(centroids_num)
