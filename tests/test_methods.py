@@ -53,7 +53,7 @@ def test_methods_lists_every_record_and_available_methods_is_its_names():
     assert jaxdml.losses.get("lmnn") is table["lmnn"].loss
 
 
-def test_user_method_by_name_in_fit_estimator_and_experiment(iris, clean_registry):
+def test_user_method_by_name_in_fit_estimator_and_experiment(iris, clean_registry, tmp_path):
     X, y = iris
     jaxdml.register_method(WHITEN)
     assert "whiten" in jaxdml.methods() and "whiten" in jaxdml.available_methods()
@@ -74,7 +74,8 @@ def test_user_method_by_name_in_fit_estimator_and_experiment(iris, clean_registr
     # the experiment runner: a registered method's name adds a column
     from jaxdml.experiments import run_experiment
 
-    out = run_experiment("basic", datasets=["iris"], algorithms=["Euclidean", "whiten"], n_folds=3, progress=False)
+    out = run_experiment("basic", data_dir=tmp_path, datasets=["iris"], algorithms=["Euclidean", "whiten"], n_folds=3,
+                         progress=False)
     recs = [r for r in out.records if r["algorithm"] == "whiten"]
     assert len(recs) == 3 and all(r["status"] == "ok" for r in recs)
     assert all(0.8 < r["test_accuracy"] <= 1.0 for r in recs)
@@ -117,3 +118,19 @@ def test_compilation_and_application_layer_are_lazy():
             "assert callable(jaxdml.compilation.enable_compilation_cache); "
             "assert 'jaxdml.compilation' in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_cli_experiment_imports_plugins_that_register_methods(clean_registry, tmp_path, monkeypatch, capsys):
+    """``jaxdml experiment --plugins MODULE --algorithms NAME``: the module registers the method."""
+    from jaxdml.cli import main
+
+    (tmp_path / "jaxdml_whiten_plugin.py").write_text(
+        "import jaxdml\nfrom tests.test_methods import WHITEN\njaxdml.register_method(WHITEN, replace=True)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    data = tmp_path / "data"
+    data.mkdir()
+    main(["experiment", "basic", "--data", str(data), "--datasets", "iris", "--algorithms", "Euclidean,whiten",
+          "--folds", "3", "--out", str(tmp_path / "out"), "--plugins", "jaxdml_whiten_plugin", "--quiet",
+          "--no-cache"])
+    out = capsys.readouterr().out
+    assert "whiten" in out and "Euclidean" in out

@@ -63,6 +63,8 @@ def _check_hyper(method: Method, hyper: dict) -> None:
 
 def _data(method: Method, X, y):
     """Validated ``(X, classes, codes)``; labels are optional for unsupervised methods."""
+    if method.supervised and y is None:
+        raise ValueError(f"jaxdml.fit: method {method.name!r} learns from class labels; y is None.")
     if method.supervised or y is not None:
         X, y = check_data(X, y, owner="jaxdml.fit", min_classes=2 if method.supervised else 1)
         classes, codes = encode_labels(y)

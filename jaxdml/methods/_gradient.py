@@ -184,7 +184,7 @@ def _setup(spec, X, codes, n_classes, n_components, *, init, n_neighbors, pad_to
     bucket += (-bucket) % n_dev  # a multiple of the device count
     problem_kw = {k: hyper.pop(k) for k in PROBLEM_KEYS if k in hyper}
     problem = make_problem(X, codes, n_neighbors=n_neighbors if needs_targets else None, pad_to=bucket,
-                           random_state=random_state, **problem_kw)
+                           random_state=random_state, validate=False, **problem_kw)
     L0 = initial_components(init, X, codes, n_classes, d if spec.param == "M" else n_components, random_state)
     params0 = jnp.asarray(L0 if spec.param == "L" else L0.T @ L0, dtype=problem.X.dtype)
     return problem, params0, pre, bucket, devices, n_dev

@@ -132,7 +132,7 @@ def _kernel_problem(Zp, D, codes, n_neighbors, n_impostors, pad_to):
     n = Zp.shape[0]
     targets = _kernel_targets(D, codes, int(n_neighbors))
     bucket = bucket_size(n) if pad_to == "auto" else (n if pad_to is None else int(pad_to))
-    problem = make_problem(Zp, codes, targets=targets, pad_to=bucket)
+    problem = make_problem(Zp, codes, targets=targets, pad_to=bucket, validate=False)
     if n_impostors is not None:
         imp, imp_mask = _kernel_impostors(D, codes, int(n_impostors))
         extra = bucket - n

@@ -146,7 +146,7 @@ def pair_problem(name, X, codes, n_classes, sup, n_constraints, rng):
     """LabeledProblem over all pairs (small data), or a PairsProblem (given / sampled pairs)."""
     n = X.shape[0]
     if sup is None and n_constraints is None and n <= DENSE_PAIRS_LIMIT:
-        return make_problem(X, codes, n_neighbors=None, pad_to=bucket_size(n), warn=False)
+        return make_problem(X, codes, n_neighbors=None, pad_to=bucket_size(n), warn=False, validate=False)
     if sup is None:
         k = SAMPLED_PAIRS if n_constraints is None else int(n_constraints)
         a, b, s = sample_pairs(codes, k, k, rng)
