@@ -12,7 +12,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import Interval, Options, check_params
 from ._engine import run
-from ._record import SETTINGS, Method
+from ._record import KERNEL_CONSTRAINTS, SETTINGS, Method
 
 __all__ = ["BaseMetricLearner", "GradientMetricLearner", "KernelMetricLearner"]
 
@@ -147,12 +147,7 @@ class KernelMetricLearner(BaseMetricLearner):
     Subclasses expose ``kernel``, ``gamma``, ``degree`` and ``coef0`` parameters.
     """
 
-    _parameter_constraints = {
-        "kernel": [Options({"linear", "poly", "rbf", "laplacian"}), "callable"],
-        "gamma": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "degree": [Interval(numbers.Integral, 1, None)],
-        "coef0": [Interval(numbers.Real, None, None)],
-    }
+    _parameter_constraints = dict(KERNEL_CONSTRAINTS)
 
     def _store(self, result) -> None:
         super()._store(result)

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import numbers
 
+import jax.numpy as jnp
 import numpy as np
 from sklearn.utils import check_random_state
-
-import jax.numpy as jnp
 
 from .._validation import Interval
 from ..losses._dml_eig import dml_eig_solve

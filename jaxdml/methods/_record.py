@@ -6,6 +6,7 @@ import numbers
 from typing import Callable, NamedTuple, Optional
 
 from .._validation import Interval, Options
+from ..kernels import KERNELS
 from ..losses._registry import LossSpec
 
 __all__ = ["Method", "SETTINGS", "GRADIENT_SETTINGS"]
@@ -21,7 +22,7 @@ GRADIENT_SETTINGS = frozenset(SETTINGS)
 POSITIVE_INT = [Interval(numbers.Integral, 1, None)]
 POSITIVE_REAL = [Interval(numbers.Real, 0, None, closed="neither")]
 KERNEL_CONSTRAINTS = {
-    "kernel": [Options({"linear", "poly", "rbf", "laplacian"}), "callable"],
+    "kernel": [Options(KERNELS), "callable"],
     "gamma": [Interval(numbers.Real, 0, None, closed="neither"), None],
     "degree": [Interval(numbers.Integral, 1, None)],
     "coef0": [Interval(numbers.Real, None, None)],
