@@ -8,12 +8,15 @@ The building blocks are pure functions: losses of the linear map ``L`` or the me
 
 import importlib as _importlib
 
-from . import classifiers, config, datasets, eigen, estimators, kernels, linalg, losses, neighbors, projections
+from . import (classifiers, config, datasets, eigen, estimators, kernels, linalg, losses, methods, neighbors,
+               projections)
+from ._fit import fit
 from .classifiers import *  # noqa: F401,F403
 from .estimators import *  # noqa: F401,F403
+from .methods import Method, available_methods, get_method, register_method
 from .persistence import load
 from .problems import LabeledProblem, PairsProblem, make_pairs_problem, make_problem
-from .solvers import FittedMetric, KernelFittedMetric, available_methods, fit, minimize
+from .solvers import FittedMetric, KernelFittedMetric, minimize
 
 from ._version import __version__
 
@@ -41,6 +44,11 @@ __all__ = [
     "FittedMetric",
     "KernelFittedMetric",
     "available_methods",
+    "methods",
+    "register_method",
+    "get_method",
+    "Method",
+    "MetricLearner",
     "losses",
     "projections",
     "eigen",

@@ -22,6 +22,7 @@ __all__ = [
     "check_params",
     "check_data",
     "encode_labels",
+    "check_centroids_num",
 ]
 
 
@@ -88,7 +89,7 @@ def _satisfies(value, constraint) -> bool:
     if constraint == "callable":
         return callable(value)
     if constraint == "random_state":
-        return value is None or isinstance(value, (numbers.Integral, np.random.RandomState))
+        return value is None or isinstance(value, (numbers.Integral, np.random.RandomState, np.random.Generator))
     if constraint == "dict":
         return isinstance(value, dict)
     if isinstance(constraint, type):
@@ -100,7 +101,7 @@ def _describe(constraint) -> str:
     if constraint is None:
         return "None"
     if isinstance(constraint, str):
-        return {"random_state": "an int, a RandomState or None"}.get(constraint, constraint)
+        return {"random_state": "an int, a RandomState, a Generator or None"}.get(constraint, constraint)
     if isinstance(constraint, type):
         return f"an instance of {constraint.__name__}"
     return str(constraint)
@@ -194,3 +195,47 @@ def check_n_components(n_components, n_features: int, *, owner: str, upper: int 
             f"{hi} (n_features={n_features})."
         )
     return int(n_components)
+
+
+def check_centroids_num(y, centroids_num, *, owner: str = "NCMC") -> int:
+    """Validate ``centroids_num`` (centroids per class) against the class sizes of ``y``.
+
+    Raises a ``ValueError`` naming the smallest class when ``centroids_num`` exceeds its size
+    (k-means cannot find more centroids than a class has samples).
+    """
+    if isinstance(centroids_num, bool) or not isinstance(centroids_num, numbers.Integral) or centroids_num < 1:
+        raise ValueError(f"{owner}: centroids_num must be a positive int; got {centroids_num!r}.")
+    classes, counts = np.unique(np.asarray(y), return_counts=True)
+    small = counts < centroids_num
+    if np.any(small):
+        bad = [(c.item() if hasattr(c, "item") else c, int(n)) for c, n in zip(classes[small], counts[small])]
+        raise ValueError(
+            f"{owner}: centroids_num={int(centroids_num)} is larger than the number of samples of "
+            f"{len(bad)} class(es) (class, size: {bad[:5]}); k-means cannot find more centroids "
+            f"than a class has samples. Use centroids_num <= {int(counts.min())}."
+        )
+    return int(centroids_num)
+
+
+def seed_from(random_state) -> int:
+    """A 31-bit seed for a JAX key from scikit-learn's ``random_state`` forms.
+
+    ``None`` gives 0 (fits are deterministic by default); an int seeds a ``RandomState`` as
+    scikit-learn does; a ``RandomState`` or ``Generator`` instance is drawn from (so repeated fits
+    with one instance differ, as in scikit-learn). Anything else raises a ``ValueError`` naming
+    ``random_state``.
+    """
+    if random_state is None:
+        return 0
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        if not 0 <= int(random_state) < 2**32:
+            raise ValueError(f"random_state must be in [0, 2**32 - 1]; got {random_state!r}.")
+        return int(np.random.RandomState(int(random_state)).randint(2**31))
+    if isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(2**31))
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(2**31))
+    raise ValueError(
+        "random_state must be None, an int, a numpy.random.RandomState or a numpy.random.Generator; "
+        f"got {random_state!r}."
+    )

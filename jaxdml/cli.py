@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 import time
@@ -111,6 +112,8 @@ def _cmd_experiment(args) -> int:
     from jaxdml.datasets import DATA_DIR_ENV, default_data_dir
     from jaxdml.experiments import get_experiment, run_experiment
 
+    for module in _split_list(args.plugins) or []:  # a user's module that calls jaxdml.register_method
+        importlib.import_module(module)
     exp = get_experiment(args.name)
     if args.data is None:
         args.data = default_data_dir()
@@ -235,7 +238,10 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--datasets", default=None, help="comma-separated names (default: the experiment's)")
     e.add_argument("--k", default=None, help="k of the k-NN classifier, or a list such as 3,5,7 (default 3)")
     e.add_argument("--out", default="results", help="output folder (default: results)")
-    e.add_argument("--algorithms", default=None, help="comma-separated column labels (default: all)")
+    e.add_argument("--algorithms", default=None, help="comma-separated column labels (default: all); the name of a "
+                                                      "registered method adds a k-NN column of it")
+    e.add_argument("--plugins", default=None, help="comma-separated modules to import first (they may register "
+                                                   "their own methods with jaxdml.register_method)")
     e.add_argument("--folds", type=int, default=10, help="number of folds (10 or 5 for KEEL)")
     e.add_argument("--dims", default=None, help="dim experiment: e.g. 1,2,5,max,classes-1")
     e.add_argument("--cache-dir", default=None, help="per-fold result cache (default: OUT/cache)")

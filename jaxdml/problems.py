@@ -196,6 +196,7 @@ def make_problem(
     dtype=None,
     warn: bool = True,
     targets=None,
+    validate: bool = True,
 ) -> LabeledProblem:
     """Build a :class:`LabeledProblem` from a design matrix and labels.
 
@@ -219,6 +220,10 @@ def make_problem(
     targets : (n_samples, k) int array, optional
         Precomputed target neighbours (e.g. nearest in a kernel feature space); overrides the
         Euclidean search. Entries must be same-class row indices other than the row itself.
+    validate : bool, default=True
+        Check ``X`` and ``y`` (:func:`jaxdml._validation.check_data`). ``False`` trusts the caller:
+        ``X`` a finite float64 (n_samples, n_features) array and ``y`` a matching 1-D label array
+        (what :func:`jaxdml.fit` passes after its own, single validation).
 
     Returns
     -------
@@ -232,7 +237,8 @@ def make_problem(
     >>> prob.targets.shape
     (20, 3)
     """
-    X, y = check_data(X, y, owner="make_problem")
+    if validate:
+        X, y = check_data(X, y, owner="make_problem")
     classes, codes = encode_labels(y)
     n, d = X.shape
     n_classes = len(classes)

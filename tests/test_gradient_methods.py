@@ -322,23 +322,20 @@ def test_klmnn_estimator_and_parameters(wine_fold):
 
 
 def test_fit_forwards_klmnn_parameters(wine, monkeypatch):
-    """jaxdml.fit hands the KLMNN hyper-parameters to the registered solver (spied, not run)."""
-    import functools
-
-    from jaxdml.solvers import _api
+    """jaxdml.fit hands the KLMNN hyper-parameters to the record's solve step (spied, not run)."""
+    from jaxdml.methods import _registry
 
     seen = {}
-    real = _api.SOLVERS["klmnn"]
+    real = _registry._TABLE["klmnn"]
 
     class Stop(Exception):
         pass
 
-    @functools.wraps(real.fn)  # same signature: fit checks it accepts n_neighbors
     def spy(X, codes, n_classes, **kw):
         seen.update(kw)
         raise Stop
 
-    monkeypatch.setitem(_api.SOLVERS, "klmnn", real._replace(fn=spy))
+    monkeypatch.setitem(_registry._TABLE, "klmnn", real._replace(solve=spy))
     X, y = wine
     with pytest.raises(Stop):
         jaxdml.fit(X, y, loss="klmnn", kernel="poly", gamma=0.5, degree=2, coef0=0.0, mu=0.3, n_neighbors=5)

@@ -131,3 +131,15 @@ def test_callable_kernels_must_be_mercer(loss):
         jaxdml.fit(X, y, loss=loss, kernel=lambda A, B: A @ B.T + A[:, :1] * 3.0)
     m = jaxdml.fit(X, y, loss=loss, kernel=lambda A, B: (A @ B.T + 1.0) ** 2)  # a Mercer kernel works
     assert np.all(np.isfinite(m.transform(X)))
+
+
+@pytest.mark.parametrize("loss", ["nca", "lmnn", "mcml", "ldml", "ncmml", "itml"])
+def test_random_state_forms(loss):
+    rng = np.random.default_rng(0)
+    X, y = rng.random((60, 3)), np.arange(60) % 3
+    a = jaxdml.fit(X, y, loss=loss, max_iter=5, random_state=np.random.RandomState(1))
+    b = jaxdml.fit(X, y, loss=loss, max_iter=5, random_state=np.random.default_rng(1))
+    c = jaxdml.fit(X, y, loss=loss, max_iter=5, random_state=1)
+    assert all(np.all(np.isfinite(m.L)) for m in (a, b, c))
+    with pytest.raises(ValueError, match="random_state"):
+        jaxdml.fit(X, y, loss=loss, max_iter=5, random_state="seed")

@@ -40,7 +40,7 @@ class _MetricMixin:
         if learner is None:
             self.metric_learner_ = None
         elif isinstance(learner, str):
-            from ..solvers import fit
+            from .._fit import fit
 
             self.metric_learner_ = fit(X, y, loss=learner, **{**self._learner_defaults(learner), **params})
         elif hasattr(learner, "fit") and hasattr(learner, "transform"):

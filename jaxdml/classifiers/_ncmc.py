@@ -90,7 +90,7 @@ class NCMCClassifier(_MetricMixin, ClassifierMixin, BaseEstimator):
         """Learn the metric (if any), then k-means centroids per class in its embedding."""
         from sklearn.cluster import KMeans
 
-        from ..solvers._gradient_methods import check_centroids_num
+        from .._validation import check_centroids_num
 
         X, y = self._validate_fit(X, y)
         k = check_centroids_num(y, self.centroids_num, owner=type(self).__name__)

@@ -1,14 +1,14 @@
-"""scikit-learn estimators over :func:`jaxdml.fit`."""
+"""scikit-learn estimators. Each one lives next to its method record in :mod:`jaxdml.methods`;
+this package re-exports them."""
 
-from . import _closed_form, _constraints, _gradient_methods
-from ._base import BaseMetricLearner, GradientMetricLearner, KernelMetricLearner
-from ._classes import LDA, LMNN, NCA, PCA, Euclidean
-from ._closed_form import *  # noqa: F401,F403
-from ._constraints import *  # noqa: F401,F403
-from ._gradient_methods import *  # noqa: F401,F403
+from ..methods import (ANMM, DMLMJ, ITML, KANMM, KDA, KDMLMJ, KLMNN, LDA, LDML, LMNN, LSI, MCML, NCA, NCMC, NCMML,
+                       PCA, BaseMetricLearner, DMLEig, Euclidean, GradientMetricLearner, KernelMetricLearner,
+                       MetricLearner)
 
 __all__ = [
-    "BaseMetricLearner", "GradientMetricLearner", "KernelMetricLearner",
+    "BaseMetricLearner", "GradientMetricLearner", "KernelMetricLearner", "MetricLearner",
     "Euclidean", "PCA", "LDA", "NCA", "LMNN",
-    *_closed_form.__all__, *_gradient_methods.__all__, *_constraints.__all__,
+    "ANMM", "DMLMJ", "KDA", "KANMM", "KDMLMJ",
+    "NCMML", "NCMC", "MCML", "LDML", "KLMNN",
+    "ITML", "LSI", "DMLEig",
 ]

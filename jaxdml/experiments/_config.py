@@ -187,12 +187,15 @@ def get_experiment(name: str) -> Experiment:
         raise ValueError(f"Unknown experiment {name!r}; choose one of {sorted(EXPERIMENTS)}.") from None
 
 
-def select_algorithms(algorithms: list, names) -> list:
+def select_algorithms(algorithms: list, names, *, k: int = 3) -> list:
     """The algorithms whose label matches one of ``names`` (case-insensitive), in table order.
 
     A name matches a label exactly or, when no label equals it, every label that starts with
     ``name + " ("`` (so ``KDA`` selects the five kernels of KDA and ``NCMC`` both centroid counts,
-    while ``Euclidean + NCM`` is only that column).
+    while ``Euclidean + NCM`` is only that column). A name that matches no label but is a
+    registered method (:func:`jaxdml.methods`, including the user's own from
+    :func:`jaxdml.register_method`) adds a column ``Algorithm(name, name)`` scored by ``k``-NN,
+    after the experiment's own columns.
     """
     if names is None:
         return list(algorithms)
@@ -200,16 +203,26 @@ def select_algorithms(algorithms: list, names) -> list:
         names = [n for n in names.split(",")]
     wanted = [n.strip().lower() for n in names if n.strip()]
     chosen, unknown = set(), []
+    registered = {n.lower(): n for n in _registered_methods()}
+    extra = []
     for w in wanted:
         hits = [a.label for a in algorithms if a.label.lower() == w] or [
             a.label for a in algorithms if a.label.lower().startswith(w + " (")]
-        if not hits:
+        if not hits and w in registered:
+            extra.append(Algorithm(registered[w], registered[w], None, {}, ("knn", k)))
+        elif not hits:
             unknown.append(w)
         chosen.update(hits)
     if unknown:
         raise ValueError(f"Unknown algorithm(s) {unknown}; this experiment has: "
-                         f"{', '.join(a.label for a in algorithms)}.")
-    return [a for a in algorithms if a.label in chosen]
+                         f"{', '.join(a.label for a in algorithms)} (or any method of jaxdml.methods()).")
+    return [a for a in algorithms if a.label in chosen] + extra
+
+
+def _registered_methods() -> list:
+    from .. import methods
+
+    return list(methods())
 
 
 def resolve_dimensions(dims, n_features: int, n_classes: int) -> list:

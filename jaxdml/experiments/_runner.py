@@ -78,7 +78,7 @@ def fit_transform(alg: Algorithm, X, codes, *, pad_to=None, n_components=None, s
     """Fit ``alg`` on ``(X, codes)``; return ``(transform, info)``.
 
     With an existing estimator class that uses the standard fit, ``jaxdml.fit`` is called with the
-    estimator's own method name and arguments plus ``pad_to``; otherwise the estimator's ``fit``;
+    estimator's own method record and arguments plus ``pad_to``; otherwise the estimator's ``fit``;
     without the class, ``jaxdml.fit(loss=alg.method, **alg.params)``.
     """
     import jaxdml
@@ -101,15 +101,20 @@ def fit_transform(alg: Algorithm, X, codes, *, pad_to=None, n_components=None, s
     if _accepts(cls, "random_state") and params.get("random_state") is None:
         params["random_state"] = seed
     est = cls(**params)
-    if type(est).fit is BaseMetricLearner.fit and hasattr(est, "_fit_kwargs"):
+    if type(est).fit is BaseMetricLearner.fit and hasattr(est, "_fit_kwargs") and est._method not in _OWN_FIT:
         kw = dict(est._fit_kwargs())
         kw.setdefault("pad_to", pad_to)
         kw.setdefault("random_state", seed)
-        res = jaxdml.fit(X, codes, loss=est._method, **kw)
+        res = jaxdml.fit(X, codes, loss=est._get_record(), **kw)  # the estimator's own record
         return res.transform, _info(res)
     est.fit(X, codes)
     info = {k: getattr(est, a) for k, a in (("n_iter", "n_iter_"), ("converged", "converged_")) if hasattr(est, a)}
     return est.transform, info
+
+
+#: methods fitted through their estimator's ``fit`` (without the runner's ``pad_to``), as the published
+#: tables were computed
+_OWN_FIT = ("ncmc", "klmnn")
 
 
 def _info(res) -> dict:
@@ -173,6 +178,47 @@ def _units(exp, algs, data, dims):
     return units
 
 
+def _fold_record(stem, ds, row, alg, d, key, applicable, f, fold, cache, done, *, code, seed, rerun,
+                 retry_failed) -> dict:
+    """The record of one (dataset, row, algorithm, fold): from the cache, or computed and cached."""
+    Xtr, ytr, Xte, yte = fold
+    index = {c: i for i, c in enumerate(ds.classes)}
+    pad_to = ds.max_train_size
+    ctr = np.array([index[v] for v in ytr], dtype=np.int64)
+    cte = np.array([index[v] for v in yte], dtype=np.int64)
+    config = dict(algorithm=alg.key(), n_components=d, dataset=ds.name, fold=f, code=code,
+                  data=data_hash(Xtr, ctr, Xte, cte), scaling="minmax", seed=seed,
+                  train_score="leave-one-out" if alg.classifier[0] == "knn" else "resubstitution")
+    fp = fingerprint(config)
+    rec = done.get((ds.name, key, f))  # one fit serves two rows (dim: "1" and "classes-1 (1)")
+    if rec is None and not rerun:
+        rec = cache.load(stem, ds.name, key, f, fp)
+        if rec is not None and (rec["status"] == "unavailable" or (rec["status"] == "failed" and retry_failed)):
+            rec = None
+    if rec is not None:
+        return {**rec, "row": row}
+    rec = dict(experiment=stem, dataset=ds.name, row=row, algorithm=alg.label, cache_key=key,
+               fold=f, n_folds=len(ds.folds), n_components=d, classifier=list(alg.classifier),
+               n_train=int(len(ytr)), n_test=int(len(yte)), n_features=ds.n_features,
+               n_classes=ds.n_classes, pad_to=pad_to, fingerprint=fp, error=None,
+               timestamp=datetime.datetime.now().isoformat(timespec="seconds"))
+    if not applicable:
+        rec.update(status="n/a", error=f"{alg.label} learns at most n_classes-1 = {ds.n_classes - 1} dimensions")
+        return rec
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            rec.update(evaluate_fold(alg, Xtr, ctr, Xte, cte, ds.n_classes, pad_to=pad_to, n_components=d, seed=seed))
+            rec["status"] = "ok"
+        except Exception as exc:  # noqa: BLE001 - recorded, the run goes on
+            rec["status"] = "unavailable" if _is_unavailable(exc) else "failed"
+            rec["error"] = f"{type(exc).__name__}: {exc}"[:2000]
+    msgs = sorted({f"{w.category.__name__}: {w.message}"[:300] for w in caught})
+    rec["warnings"] = msgs[:10]
+    cache.store(rec)
+    return rec
+
+
 def run_experiment(name: str, *, data_dir=None, datasets=None, k: Optional[int] = None, algorithms=None,
                    out_dir=None, cache_dir="auto", n_folds: int = 10, dims=None, rerun: bool = False,
                    retry_failed: bool = False, progress: bool = True, seed: int = 0, split_seed: int = 28,
@@ -190,7 +236,9 @@ def run_experiment(name: str, *, data_dir=None, datasets=None, k: Optional[int] 
     k : int, optional
         Neighbours of the k-NN classifier (and of the neighbour-based methods). Default 3.
     algorithms : list of str, optional
-        Column labels to run (``"NCA"``; ``"KDA"`` selects all its kernels). Default: all.
+        Column labels to run (``"NCA"``; ``"KDA"`` selects all its kernels). Default: all. A name
+        that is no column of the experiment but a registered method (see
+        :func:`jaxdml.register_method`) adds a column of that method, scored by k-NN.
     out_dir : path, optional
         Where the tables (CSV, Markdown, LaTeX) and the per-fold JSON go.
     cache_dir : path, "auto" or None
@@ -222,7 +270,7 @@ def run_experiment(name: str, *, data_dir=None, datasets=None, k: Optional[int] 
     if k < 1:
         raise ValueError(f"k must be a positive integer; got {k}.")
     stem = exp.stem(k)
-    algs = select_algorithms(exp.algorithms(k), algorithms)
+    algs = select_algorithms(exp.algorithms(k), algorithms, k=k)
     chosen = data_dir is not None  # a folder the user named must hold the data sets asked for
     if data_dir is None:
         data_dir = default_data_dir()
@@ -244,46 +292,10 @@ def run_experiment(name: str, *, data_dir=None, datasets=None, k: Optional[int] 
     bar = tqdm(total=total, desc=stem, unit="fold", file=sys.stderr, disable=not progress, dynamic_ncols=True)
     try:
         for ds, row, alg, d, key, applicable in units:
-            index = {c: i for i, c in enumerate(ds.classes)}
-            pad_to = ds.max_train_size
             bar.set_postfix_str(f"{ds.name} {key}", refresh=False)
-            for f, (Xtr, ytr, Xte, yte) in enumerate(ds.folds, start=1):
-                ctr = np.array([index[v] for v in ytr], dtype=np.int64)
-                cte = np.array([index[v] for v in yte], dtype=np.int64)
-                config = dict(algorithm=alg.key(), n_components=d, dataset=ds.name, fold=f, code=code,
-                              data=data_hash(Xtr, ctr, Xte, cte), scaling="minmax", seed=seed,
-                              train_score="leave-one-out" if alg.classifier[0] == "knn" else "resubstitution")
-                fp = fingerprint(config)
-                rec = done.get((ds.name, key, f))  # one fit serves two rows (dim: "1" and "classes-1 (1)")
-                if rec is None and not rerun:
-                    rec = cache.load(stem, ds.name, key, f, fp)
-                    if rec is not None and (rec["status"] == "unavailable"
-                                            or (rec["status"] == "failed" and retry_failed)):
-                        rec = None
-                if rec is not None:
-                    rec = {**rec, "row": row}
-                if rec is None:
-                    rec = dict(experiment=stem, dataset=ds.name, row=row, algorithm=alg.label, cache_key=key,
-                               fold=f, n_folds=len(ds.folds), n_components=d, classifier=list(alg.classifier),
-                               n_train=int(len(ytr)), n_test=int(len(yte)), n_features=ds.n_features,
-                               n_classes=ds.n_classes, pad_to=pad_to, fingerprint=fp, error=None,
-                               timestamp=datetime.datetime.now().isoformat(timespec="seconds"))
-                    if not applicable:
-                        rec.update(status="n/a", error=f"{alg.label} learns at most n_classes-1 = "
-                                                       f"{ds.n_classes - 1} dimensions")
-                    else:
-                        with warnings.catch_warnings(record=True) as caught:
-                            warnings.simplefilter("always")
-                            try:
-                                rec.update(evaluate_fold(alg, Xtr, ctr, Xte, cte, ds.n_classes, pad_to=pad_to,
-                                                         n_components=d, seed=seed))
-                                rec["status"] = "ok"
-                            except Exception as exc:  # noqa: BLE001 - recorded, the run goes on
-                                rec["status"] = "unavailable" if _is_unavailable(exc) else "failed"
-                                rec["error"] = f"{type(exc).__name__}: {exc}"[:2000]
-                        msgs = sorted({f"{w.category.__name__}: {w.message}"[:300] for w in caught})
-                        rec["warnings"] = msgs[:10]
-                        cache.store(rec)
+            for f, fold in enumerate(ds.folds, start=1):
+                rec = _fold_record(stem, ds, row, alg, d, key, applicable, f, fold, cache, done, code=code, seed=seed,
+                                   rerun=rerun, retry_failed=retry_failed)
                 done[(ds.name, key, f)] = rec
                 records.append(rec)
                 bar.update(1)

@@ -5,39 +5,26 @@ or the metric ``M``), data through a problem pytree from :func:`jaxdml.make_prob
 hyper-parameters keyword-only. They compose with ``jax.grad``, ``jax.jit`` and ``jax.vmap``.
 """
 
+import importlib as _importlib
+
 from ._lmnn import lmnn, lmnn_metric
 from ._nca import nca
-from ._registry import REGISTRY, LossSpec, get, register
-
-# NCA: small Adam steps on minibatches of 256 anchors (full batch on small data). The bounded
-# step budget (learning_rate * max_iter ~ 1) regularises: fully converged NCA overfits small, noisy
-# data sets (see README, "Defaults").
-# Large data (more than 4096 samples): more and larger steps (overfitting is less of a concern
-# than under-fitting), and above 8192 samples each step compares its 256 anchors with 1024
-# uniformly sampled rows (a sampled softmax) instead of every sample.
-register("nca", LossSpec(nca, "L", optimizer="adam", learning_rate=1e-2, max_iter=100, batch_size=256,
-                         large_n=4096, large=dict(learning_rate=2e-2, max_iter=1000),
-                         candidates_above=8192, n_candidates=1024))
-# LMNN: L-BFGS on the full objective; on large data (more than 4096 samples) minibatch Adam, with
-# impostors sampled uniformly (an unbiased estimate of the push term) above 8192 samples.
-register("lmnn", LossSpec(lmnn, "L", needs=frozenset({"targets"}), max_iter=200, large_n=4096,
-                          large=dict(optimizer="adam", learning_rate=1e-2, max_iter=1000, batch_size=256),
-                          candidates_above=8192, n_candidates=1024))
-register(
-    "lmnn_metric",
-    LossSpec(lmnn_metric, "M", needs=frozenset({"targets"}), optimizer="adam",
-             learning_rate=1e-2, max_iter=300, projection="psd"),
-)
-
-# Further families; each module lists its public functions in __all__ and registers its losses.
+from ._registry import LossSpec, get, register
 from ._ncm import *  # noqa: E402,F401,F403
 from ._mcml import *  # noqa: E402,F401,F403
 from ._ldml import *  # noqa: E402,F401,F403
 from ._lsi import *  # noqa: E402,F401,F403
 from ._itml import *  # noqa: E402,F401,F403
 from ._dml_eig import *  # noqa: E402,F401,F403
+from ._embedding import embedded, on_embedding
 from . import _dml_eig, _itml, _ldml, _lsi, _mcml, _ncm  # noqa: E402
 
-__all__ = ["nca", "lmnn", "lmnn_metric", "LossSpec", "register", "get", "REGISTRY"] + [
+__all__ = ["nca", "lmnn", "lmnn_metric", "embedded", "on_embedding", "LossSpec", "register", "get", "REGISTRY"] + [
     *_ncm.__all__, *_mcml.__all__, *_ldml.__all__, *_lsi.__all__, *_itml.__all__, *_dml_eig.__all__,
 ]
+
+
+def __getattr__(name):
+    if name == "REGISTRY":  # {name: LossSpec} of every gradient method (a snapshot)
+        return _importlib.import_module("jaxdml.losses._registry").specs()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -7,7 +7,6 @@ import jax.numpy as jnp
 
 from .. import linalg
 from ._common import n_anchors, n_valid, row_block
-from ._registry import LossSpec, register
 
 __all__ = ["ldml"]
 
@@ -86,7 +85,3 @@ def ldml(M, problem, *, b=1.0, anchors=None, candidates=None, block_elements: in
     m = n_anchors(problem, anchors)
     total = linalg.sum_over_blocks(block, m, row_block(problem, cols.shape[0], block_elements, anchors), rows=anchors)
     return total / n_valid(problem, anchors)
-
-
-# As MCML: projected Adagrad (digits: objective 0.147 vs 0.30 with projected Adam). KEEL: 0.846.
-register("ldml", LossSpec(ldml, "M", optimizer="adagrad", learning_rate=0.3, max_iter=300, projection="psd"))

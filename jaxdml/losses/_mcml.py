@@ -7,7 +7,6 @@ import jax.numpy as jnp
 from .. import linalg
 from ._common import n_anchors, n_valid, row_block
 from ._ncm import _masked_logsumexp
-from ._registry import LossSpec, register
 
 __all__ = ["mcml"]
 
@@ -83,10 +82,3 @@ def mcml(M, problem, *, anchors=None, candidates=None, block_elements: int | Non
     m = n_anchors(problem, anchors)
     total = linalg.sum_over_blocks(block, m, row_block(problem, cols.shape[0], block_elements, anchors), rows=anchors)
     return total / n_valid(problem, anchors)
-
-
-# Convex in M over the PSD cone: projected Adagrad (each step followed by the projection). Its
-# decaying per-entry steps converge on convex problems in any dimension; projected Adam's fixed
-# per-entry steps overshoot as d grows (digits: objective 0.57 vs 1.12), and projected L-BFGS
-# needs the driver to re-evaluate at the projected point. KEEL basic average: 0.860.
-register("mcml", LossSpec(mcml, "M", optimizer="adagrad", learning_rate=0.3, max_iter=300, projection="psd"))

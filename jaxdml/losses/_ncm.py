@@ -15,7 +15,6 @@ import jax.numpy as jnp
 
 from .. import linalg
 from ._common import n_valid
-from ._registry import LossSpec, register
 
 __all__ = ["ncmml", "ncmc"]
 
@@ -164,10 +163,3 @@ def ncmc(L, problem, *, anchors=None, candidates=None):
         )
     return _centroid_nll(L, problem, problem.centroids, problem.centroid_labels, problem.centroid_mask > 0,
                          anchors, candidates, "ncmc")
-
-
-# Smooth full-batch objectives in L: L-BFGS. The log-likelihood has no maximiser when the classes
-# are separable by their representatives (scaling L up keeps increasing it), so the budget is
-# moderate; the stopping rule usually ends the run first.
-register("ncmml", LossSpec(ncmml, "L", optimizer="lbfgs", max_iter=100))
-register("ncmc", LossSpec(ncmc, "L", needs=frozenset({"centroids"}), optimizer="lbfgs", max_iter=100))

@@ -1,7 +1,13 @@
-"""Name -> loss specification table used by :func:`jaxdml.fit` and the estimators."""
+"""The optimisation defaults of a gradient loss (:class:`LossSpec`), and the deprecated name table.
+
+A method's record (:class:`jaxdml.methods.Method`) carries its ``LossSpec``; the registry of
+methods is :func:`jaxdml.methods`. ``register``/``get``/``REGISTRY`` are kept for compatibility.
+"""
 
 from __future__ import annotations
 
+import importlib
+import warnings
 from typing import Callable, NamedTuple, Optional
 
 
@@ -41,20 +47,32 @@ class LossSpec(NamedTuple):
     n_candidates: int = 4096
 
 
+#: losses registered through the deprecated :func:`register` (the built-in ones are method records)
 REGISTRY: dict[str, LossSpec] = {}
 
 
 def register(name: str, spec: LossSpec) -> None:
-    """Register a named loss so that ``jaxdml.fit(X, y, loss=name)`` can use it."""
+    """Deprecated: use ``jaxdml.register_method(jaxdml.methods.gradient_method(name, spec))``."""
+    warnings.warn("jaxdml.losses.register is deprecated; use "
+                  "jaxdml.register_method(jaxdml.methods.gradient_method(name, spec)).", DeprecationWarning,
+                  stacklevel=2)
     if spec.param not in ("L", "M"):
         raise ValueError(f"param must be 'L' or 'M'; got {spec.param!r}")
     REGISTRY[name] = spec
 
 
+def specs() -> dict:
+    """``{name: LossSpec}`` of every registered gradient method."""
+    table = importlib.import_module("jaxdml.methods._registry").methods()  # the layer above, at call time
+    return {n: m.loss for n, m in table.items() if m.loss is not None}
+
+
 def get(name: str) -> LossSpec:
+    """The :class:`LossSpec` of the gradient method ``name`` (its record's ``loss``)."""
+    table = specs()
     try:
-        return REGISTRY[name]
+        return table[name]
     except KeyError:
         raise ValueError(
-            f"Unknown loss {name!r}. Valid gradient losses: {sorted(REGISTRY)}."
+            f"Unknown loss {name!r}. Valid gradient losses: {sorted(table)}."
         ) from None

@@ -1,4 +1,5 @@
-"""Base classes: every estimator stores its ``__init__`` arguments and delegates to ``jaxdml.fit``."""
+"""Estimator base classes: every estimator stores its ``__init__`` arguments, validates them and
+the data once (scikit-learn style) and runs its method record."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import Interval, Options, check_params
-from ..solvers import fit as _fit
+from ._engine import run
+from ._record import KERNEL_CONSTRAINTS, SETTINGS, Method
 
 __all__ = ["BaseMetricLearner", "GradientMetricLearner", "KernelMetricLearner"]
 
@@ -18,7 +20,7 @@ __all__ = ["BaseMetricLearner", "GradientMetricLearner", "KernelMetricLearner"]
 class BaseMetricLearner(TransformerMixin, BaseEstimator):
     """A Mahalanobis metric learner with scikit-learn's transformer API.
 
-    Subclasses set ``_method`` (the name passed to :func:`jaxdml.fit` as ``loss``), list their
+    Subclasses set ``_record`` (their :class:`Method` record; ``_method`` is its name), list their
     hyper-parameters in ``_parameter_constraints`` and, when some ``__init__`` arguments are not
     plain keyword arguments of :func:`jaxdml.fit`, override :meth:`_fit_kwargs`.
 
@@ -26,14 +28,30 @@ class BaseMetricLearner(TransformerMixin, BaseEstimator):
     metric ``metric_`` (M = L^T L); ``transform(X) = X @ components_.T``.
     """
 
-    _method: str = ""
+    _record: Method = None
     _supervised: bool = True
     _parameter_constraints: dict = {}
+
+    @property
+    def _method(self) -> str:
+        """The name of the method record (what :func:`jaxdml.fit` takes as ``loss``)."""
+        return self._get_record().name
+
+    def _get_record(self) -> Method:
+        """The method record this estimator runs (a subclass may choose by its parameters)."""
+        return self._record
 
     # ------------------------------------------------------------------ fitting
     def _fit_kwargs(self) -> dict:
         """Keyword arguments for :func:`jaxdml.fit` (default: every constructor parameter)."""
         return self.get_params(deep=False)
+
+    def _run(self, X, y, **extra):
+        """Run the record on validated data with the constructor parameters (+ ``extra``)."""
+        kw = {**self._fit_kwargs(), **extra}
+        core = {k: kw.pop(k) for k in ("n_components", "max_iter", "tol", "random_state", "verbose") if k in kw}
+        settings = {k: kw.pop(k) for k in list(kw) if k in SETTINGS}
+        return run(self._get_record(), X, y, settings=settings, hyper=kw, checked=True, **core)
 
     def fit(self, X, y=None):
         """Learn the metric from ``X`` (n_samples, n_features) and labels ``y``."""
@@ -42,8 +60,7 @@ class BaseMetricLearner(TransformerMixin, BaseEstimator):
             X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2, y_numeric=False)
         else:
             X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
-        result = _fit(X, y, loss=self._method, **self._fit_kwargs())
-        self._store(result)
+        self._store(self._run(X, y))
         return self
 
     def _store(self, result) -> None:
@@ -130,12 +147,7 @@ class KernelMetricLearner(BaseMetricLearner):
     Subclasses expose ``kernel``, ``gamma``, ``degree`` and ``coef0`` parameters.
     """
 
-    _parameter_constraints = {
-        "kernel": [Options({"linear", "poly", "rbf", "laplacian"}), "callable"],
-        "gamma": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "degree": [Interval(numbers.Integral, 1, None)],
-        "coef0": [Interval(numbers.Real, None, None)],
-    }
+    _parameter_constraints = dict(KERNEL_CONSTRAINTS)
 
     def _store(self, result) -> None:
         super()._store(result)

@@ -1,0 +1,51 @@
+"""The method layer: one record per method, next to its estimator, and the registry.
+
+A :class:`Method` record holds everything specific to a method (name, what it learns, its
+hyper-parameters with constraints and defaults, its large-data policy, its host-side preparation
+and solve step). :func:`methods` lists the registered ones; :func:`register_method` adds a user's
+own, which :func:`jaxdml.fit`, :class:`MetricLearner` and ``jaxdml experiment`` then accept by
+name. :func:`gradient_method` makes the record of a method that minimises a pure loss.
+
+The package itself is callable: ``jaxdml.methods()`` is :func:`methods`.
+"""
+
+import sys as _sys
+import types as _types
+
+from ._anmm import ANMM, KANMM
+from ._base import BaseMetricLearner, GradientMetricLearner, KernelMetricLearner
+from ._collapse import LDML, MCML
+from ._dml_eig import DMLEig
+from ._dmlmj import DMLMJ, KDMLMJ
+from ._engine import run
+from ._gradient import gradient_method
+from ._itml import ITML
+from ._kda import KDA
+from ._klmnn import KLMNN
+from ._learner import MetricLearner
+from ._linear import LDA, PCA, Euclidean
+from ._lmnn import LMNN
+from ._lsi import LSI
+from ._nca import NCA
+from ._ncm import NCMC, NCMML
+from .._validation import Interval, Options
+from ._record import SETTINGS, Method
+from ._registry import BUILTIN, available_methods, get_method, methods, register_method, resolve
+
+__all__ = [
+    "Method", "methods", "register_method", "get_method", "available_methods", "gradient_method", "run",
+    "resolve", "BUILTIN", "SETTINGS", "MetricLearner", "Interval", "Options",
+    "BaseMetricLearner", "GradientMetricLearner", "KernelMetricLearner",
+    "Euclidean", "PCA", "LDA", "NCA", "LMNN", "NCMML", "NCMC", "MCML", "LDML", "KLMNN",
+    "ANMM", "DMLMJ", "KDA", "KANMM", "KDMLMJ", "ITML", "LSI", "DMLEig",
+]
+
+
+class _CallableModule(_types.ModuleType):
+    """This package, callable: ``jaxdml.methods()`` lists the registered methods."""
+
+    def __call__(self) -> dict:
+        return methods()
+
+
+_sys.modules[__name__].__class__ = _CallableModule

@@ -1,0 +1,149 @@
+"""ANMM and its kernel form KANMM: records, solve steps (neighbourhoods on the host, the margin's
+eigenvectors by :func:`jaxdml.eigen.anmm_components` / :func:`jaxdml.eigen.kanmm_components`) and
+estimators."""
+
+from __future__ import annotations
+
+import numbers
+
+from .._padding import pad_neighbourhoods, pad_rows, pad_square, resolve_bucket
+from .._runtime import x64_call
+from .._validation import Interval
+from ..eigen import anmm_components, kanmm_components
+from ._base import BaseMetricLearner, KernelMetricLearner
+from ._neighbourhoods import (KERNEL_ATTRIBUTES, KERNEL_DOC, kernel_neighbourhoods, kernel_result,
+                              linear_neighbourhoods, training_kernel)
+from ._record import KERNEL_CONSTRAINTS, KERNEL_DEFAULTS, POSITIVE_INT, Method
+
+_N_COMPONENTS = [Interval(numbers.Integral, 1, None), None]
+
+__all__ = ["ANMM", "KANMM", "ANMM_METHOD", "KANMM_METHOD"]
+
+
+def _anmm(X, codes, n_classes, *, n_components, n_friends, n_enemies, pad_to="auto", random_state=None,
+          max_iter=None, tol=None, verbose=0):
+    n, d = X.shape
+    nb = linear_neighbourhoods(X, codes, n_friends, n_enemies, ("n_friends", "n_enemies"), "ANMM")
+    bucket = resolve_bucket(n, pad_to)
+    friends, fmask, enemies, emask = pad_neighbourhoods(n, bucket, *nb)
+    # all d rows are computed, then sliced: one compiled program serves every n_components
+    L, w = x64_call(anmm_components, pad_rows(X, bucket), friends, enemies, d, fmask, emask)
+    return dict(L=L[:n_components], info=dict(eigenvalues=w, margin=float(w[:n_components].sum())))
+
+
+def _kanmm(X, codes, n_classes, *, n_components, n_friends, n_enemies, kernel, gamma, degree,
+           coef0, pad_to="auto", random_state=None, max_iter=None, tol=None, verbose=0):
+    n = X.shape[0]
+    K, params = training_kernel(X, kernel, gamma, degree, coef0)
+    nb = kernel_neighbourhoods(K, codes, n_friends, n_enemies, ("n_friends", "n_enemies"), "KANMM")
+    bucket = resolve_bucket(n, pad_to)
+    friends, fmask, enemies, emask = pad_neighbourhoods(n, bucket, *nb)
+    # all rows are computed, then sliced: the compiled program depends on the bucket size only
+    A, w = x64_call(kanmm_components, pad_square(K, bucket), friends, enemies, bucket, fmask, emask)
+    return kernel_result(A, n_components, X, kernel, params,
+                          dict(eigenvalues=w, margin=float(w[:n_components].sum())))
+
+
+ANMM_METHOD = Method("anmm", "L", _anmm, defaults=dict(n_friends=3, n_enemies=1),
+                     constraints={"n_friends": POSITIVE_INT, "n_enemies": POSITIVE_INT},
+                     settings=frozenset({"pad_to"}), estimator="ANMM")
+KANMM_METHOD = Method("kanmm", "A", _kanmm, defaults=dict(n_friends=3, n_enemies=1, **KERNEL_DEFAULTS),
+                      constraints={**KERNEL_CONSTRAINTS, "n_friends": POSITIVE_INT, "n_enemies": POSITIVE_INT},
+                      settings=frozenset({"pad_to"}), estimator="KANMM")
+
+
+class ANMM(BaseMetricLearner):
+    r"""Average Neighborhood Margin Maximization.
+
+    Learns ``L`` with orthonormal rows maximising the average neighbourhood margin
+    :math:`\operatorname{tr}(L(S - C)L^T)`: the summed squared distance of every sample to its
+    ``n_enemies`` nearest other-class samples (scatter ``S``) minus that to its ``n_friends``
+    nearest classmates (compactness ``C``), each averaged per sample
+    (:func:`jaxdml.eigen.anmm_components`). Rows are the leading eigenvectors of ``S - C``.
+
+    ANMM is a dimensionality reduction method: at full dimension ``L`` is orthogonal, so distances
+    are Euclidean (a rotation). Set ``n_components`` below ``n_features`` to change the metric.
+
+    Parameters
+    ----------
+    n_components : int, default=None
+        Output dimension (default: n_features).
+    n_friends : int, default=3
+        Size :math:`\xi` of the homogeneous neighbourhoods (compactness). Three same-class
+        neighbours match the 3-NN classifier the metric is evaluated with.
+    n_enemies : int, default=1
+        Size :math:`\zeta` of the heterogeneous neighbourhoods (scatter). The nearest other-class
+        sample defines the local margin; more enemies average in farther, less informative ones.
+        A class too small for ``n_friends`` (or too large for ``n_enemies``) makes its samples
+        use every classmate (every other-class sample), with a warning.
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (n_components, n_features)
+    metric_ : ndarray of shape (n_features, n_features)
+    result_ : FittedMetric (``info["eigenvalues"]`` of ``S - C``, ``info["margin"]``)
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> import jaxdml
+    >>> X, y = load_iris(return_X_y=True)
+    >>> jaxdml.ANMM(n_components=2).fit(X, y).transform(X).shape
+    (150, 2)
+
+    References
+    ----------
+    F. Wang, C. Zhang. Feature extraction by maximizing the average neighborhood margin. CVPR 2007.
+    """
+
+    _record = ANMM_METHOD
+    _parameter_constraints = {"n_components": _N_COMPONENTS, "n_friends": POSITIVE_INT, "n_enemies": POSITIVE_INT}
+
+    def __init__(self, n_components=None, *, n_friends=3, n_enemies=1):
+        self.n_components = n_components
+        self.n_friends = n_friends
+        self.n_enemies = n_enemies
+
+
+class KANMM(KernelMetricLearner):
+    __doc__ = r"""Kernel ANMM: ANMM in the feature space of a kernel.
+
+    Neighbourhoods use feature-space distances :math:`K_{ii} + K_{jj} - 2K_{ij}`; the map
+    :math:`L\phi(x) = A k(x)` maximises the feature-space average neighbourhood margin subject
+    to :math:`LL^T = AKA^T = I` (:func:`jaxdml.eigen.kanmm_components`). With the linear kernel it
+    reproduces :class:`ANMM`.
+
+    Parameters
+    ----------
+    n_components : int, default=None
+        Output dimension (default and maximum: n_features).
+    n_friends : int, default=3
+    n_enemies : int, default=1
+        As in :class:`ANMM`.
+    """ + KERNEL_DOC + KERNEL_ATTRIBUTES + r"""
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> import jaxdml
+    >>> X, y = load_iris(return_X_y=True)
+    >>> jaxdml.KANMM(n_components=2).fit(X, y).transform(X).shape
+    (150, 2)
+
+    References
+    ----------
+    F. Wang, C. Zhang. Feature extraction by maximizing the average neighborhood margin. CVPR 2007.
+    """
+
+    _record = KANMM_METHOD
+    _parameter_constraints = {**KernelMetricLearner._parameter_constraints, "n_components": _N_COMPONENTS,
+                              "n_friends": POSITIVE_INT, "n_enemies": POSITIVE_INT}
+
+    def __init__(self, n_components=None, *, n_friends=3, n_enemies=1, kernel="rbf", gamma=None, degree=3,
+                 coef0=1):
+        self.n_components = n_components
+        self.n_friends = n_friends
+        self.n_enemies = n_enemies
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0

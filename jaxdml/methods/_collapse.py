@@ -1,0 +1,143 @@
+"""The convex softmax/logistic methods in the metric ``M``: MCML and LDML (records, estimators)."""
+
+from __future__ import annotations
+
+import numbers
+
+from .._validation import Interval
+from ..losses import ldml, mcml
+from ..losses._registry import LossSpec
+from ._base import GradientMetricLearner
+from ._gradient import BLOCK_ELEMENTS, gradient_method
+
+__all__ = ["MCML", "LDML", "MCML_METHOD", "LDML_METHOD"]
+
+# Convex in M over the PSD cone: projected Adagrad (each step followed by the projection). Its
+# decaying per-entry steps converge on convex problems in any dimension; projected Adam's fixed
+# per-entry steps overshoot as d grows (digits: objective 0.57 vs 1.12), and projected L-BFGS
+# needs the driver to re-evaluate at the projected point. KEEL basic average: 0.860.
+MCML_METHOD = gradient_method(
+    "mcml", LossSpec(mcml, "M", optimizer="adagrad", learning_rate=0.3, max_iter=300, projection="psd"),
+    constraints=BLOCK_ELEMENTS, estimator="MCML",
+)
+# As MCML: projected Adagrad (digits: objective 0.147 vs 0.30 with projected Adam). KEEL: 0.846.
+LDML_METHOD = gradient_method(
+    "ldml", LossSpec(ldml, "M", optimizer="adagrad", learning_rate=0.3, max_iter=300, projection="psd"),
+    constraints={**BLOCK_ELEMENTS, "b": [Interval(numbers.Real, None, None)]}, estimator="LDML",
+)
+
+
+class MCML(GradientMetricLearner):
+    """Maximally Collapsing Metric Learning.
+
+    Minimises the KL divergence from the distribution that collapses every class to a point to
+    the metric's softmax neighbour distribution (:func:`jaxdml.losses.mcml`), a convex problem
+    in the metric ``M``, by Adagrad steps each followed by a projection onto the PSD cone.
+
+    Parameters
+    ----------
+    n_components : int, default=None
+        ``M`` is full rank; a smaller dimension projects onto the leading principal components
+        first.
+    init : {"auto", "identity", "pca", "lda", "random"} or ndarray, default="auto"
+        Initial ``L``; the metric starts at ``L^T L`` (identity: Euclidean).
+    max_iter : int, default=None (300)
+        The budget usually ends the run (Adagrad's steps shrink; the stopping test rarely fires
+        before): expect a ConvergenceWarning.
+    tol : float, default=1e-5
+    optimizer : str or optax.GradientTransformation, default=None (Adagrad)
+    learning_rate : float, default=None (0.3)
+    batch_size : "auto", int or None, default="auto"
+        Anchors per step ("auto": full batch).
+    n_candidates : "auto", int or None, default="auto"
+        Compare each anchor with this many sampled rows instead of every sample (a stochastic
+        approximation for very large data; needs ``batch_size``). "auto": exact.
+    devices : None, "all" or list of jax devices, default=None
+        Split each step's anchors across several devices (data parallelism).
+    random_state : int, RandomState or None
+    verbose : int, default=0
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> import jaxdml
+    >>> X, y = load_iris(return_X_y=True)
+    >>> jaxdml.MCML(max_iter=30).fit(X, y).metric_.shape
+    (4, 4)
+
+    References
+    ----------
+    A. Globerson, S. Roweis. Metric Learning by Collapsing Classes. NIPS 2006.
+    """
+
+    _record = MCML_METHOD
+    _parameter_constraints = {**GradientMetricLearner._parameter_constraints}
+
+    def __init__(self, n_components=None, *, init="auto", max_iter=None, tol=1e-5, optimizer=None,
+                 learning_rate=None, batch_size="auto", n_candidates="auto", devices=None, random_state=None,
+                 verbose=0):
+        self.n_components = n_components
+        self.init = init
+        self.max_iter = max_iter
+        self.tol = tol
+        self.optimizer = optimizer
+        self.learning_rate = learning_rate
+        self.batch_size = batch_size
+        self.n_candidates = n_candidates
+        self.devices = devices
+        self.random_state = random_state
+        self.verbose = verbose
+
+
+class LDML(GradientMetricLearner):
+    """Logistic Discriminant Metric Learning.
+
+    Maximises the log-likelihood of the logistic model
+    :math:`P(y_i = y_j) = \\sigma(b - \\|x_i - x_j\\|_M^2)` over all pairs
+    (:func:`jaxdml.losses.ldml`), a convex problem in ``M``, by Adagrad steps each followed by a
+    projection onto the PSD cone.
+
+    Parameters
+    ----------
+    n_components : int, default=None
+        As in :class:`MCML`.
+    b : float, default=1.0
+        Threshold of the logistic model on squared distances.
+    init, max_iter, tol, optimizer, learning_rate, batch_size, n_candidates, devices, random_state, verbose
+        As in :class:`MCML`.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> import jaxdml
+    >>> X, y = load_iris(return_X_y=True)
+    >>> jaxdml.LDML(b=2.0, max_iter=30).fit(X, y).metric_.shape
+    (4, 4)
+
+    References
+    ----------
+    M. Guillaumin, J. Verbeek, C. Schmid. Is that you? Metric Learning Approaches for Face
+    Identification. ICCV 2009.
+    """
+
+    _record = LDML_METHOD
+    _parameter_constraints = {
+        **GradientMetricLearner._parameter_constraints,
+        "b": [Interval(numbers.Real, None, None)],
+    }
+
+    def __init__(self, n_components=None, *, b=1.0, init="auto", max_iter=None, tol=1e-5,
+                 optimizer=None, learning_rate=None, batch_size="auto", n_candidates="auto", devices=None,
+                 random_state=None, verbose=0):
+        self.n_components = n_components
+        self.b = b
+        self.init = init
+        self.max_iter = max_iter
+        self.tol = tol
+        self.optimizer = optimizer
+        self.learning_rate = learning_rate
+        self.batch_size = batch_size
+        self.n_candidates = n_candidates
+        self.devices = devices
+        self.random_state = random_state
+        self.verbose = verbose

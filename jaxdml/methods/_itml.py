@@ -1,0 +1,250 @@
+"""ITML: record, host-side preparation (constraints, bounds, prior), solve step (the Bregman
+projections of :func:`jaxdml.losses.itml_bregman`) and estimator."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.utils import check_random_state
+
+from .._padding import bucket_size
+from .._runtime import x64_call
+from .._validation import Interval, Options
+from ..exceptions import NonPSDError
+from ..losses._itml import itml_bregman
+from ._pairs import (ESTIMATOR_CONSTRAINTS, PAIRS_CONSTRAINTS, PERCENTILE_PAIRS, PairsMetricLearner, sample_pairs,
+                     supervision, warn_not_converged)
+from ._record import POSITIVE_REAL, Method
+
+__all__ = ["ITML", "ITML_METHOD"]
+
+#: Cap on ITML's default number of pairs of each kind (20 * n_classes**2 below it).
+ITML_MAX_DEFAULT_PAIRS = 500
+def _itml_prior(prior, X):
+    d = X.shape[1]
+    if isinstance(prior, str):
+        if prior == "identity":
+            return np.eye(d)
+        if prior == "covariance":
+            C = np.atleast_2d(np.cov(X, rowvar=False))
+            w, U = np.linalg.eigh(0.5 * (C + C.T))
+            w = np.maximum(w, 1e-6 * max(float(w.max()), 1e-300))
+            return (U / w) @ U.T
+        raise ValueError(f"ITML prior must be 'identity', 'covariance' or a (d, d) matrix; got {prior!r}.")
+    M0 = np.asarray(prior, dtype=np.float64)
+    if M0.shape != (d, d) or not np.all(np.isfinite(M0)):
+        raise ValueError(f"ITML prior must be a finite ({d}, {d}) matrix; got shape {M0.shape}.")
+    if not np.allclose(M0, M0.T, rtol=1e-8, atol=1e-12 * np.abs(M0).max()):
+        raise ValueError("ITML prior must be symmetric.")
+    w = np.linalg.eigvalsh(M0)
+    if w[0] <= 1e-12 * max(abs(w[-1]), 1e-300):
+        raise NonPSDError(
+            f"ITML prior must be positive definite (the LogDet divergence is infinite otherwise); its "
+            f"smallest eigenvalue is {w[0]:.3g}."
+        )
+    return 0.5 * (M0 + M0.T)
+
+
+def _percentile_bounds(X, M0, percentiles, rng):
+    from scipy.linalg import cholesky
+    from scipy.spatial.distance import pdist
+
+    p_u, p_l = percentiles
+    Z = X @ cholesky(M0, lower=False).T
+    n = Z.shape[0]
+    if n * (n - 1) // 2 <= PERCENTILE_PAIRS:
+        d2 = pdist(Z, "sqeuclidean")
+    else:
+        i = rng.randint(0, n, PERCENTILE_PAIRS)
+        j = rng.randint(0, n, PERCENTILE_PAIRS)
+        keep = i != j
+        d2 = np.sum((Z[i[keep]] - Z[j[keep]]) ** 2, axis=1)
+    u, l = np.percentile(d2, [p_u, p_l])
+    if u <= 0.0:  # many duplicated rows: use the smallest positive distance instead of 0
+        pos = d2[d2 > 0]
+        u = float(pos.min()) if pos.size else 0.0
+    if not (0.0 < u < l):
+        raise ValueError(
+            f"ITML: the distance percentiles {p_u} and {p_l} give bounds u={u:.6g} and l={l:.6g}; "
+            "u must be positive and smaller than l (are the rows of X nearly all identical?)."
+        )
+    return float(u), float(l)
+
+
+def _check_bounds(bounds):
+    try:
+        arr = np.asarray(bounds, dtype=np.float64).ravel()
+    except (TypeError, ValueError):
+        arr = np.zeros(0)
+    if arr.size != 2 or not np.all(np.isfinite(arr)):
+        raise ValueError(f"ITML bounds must be two finite numbers (u, l); got {bounds!r}.")
+    u, l = float(arr[0]), float(arr[1])
+    if u <= 0:
+        raise ValueError(f"ITML bounds: the similarity bound u must be positive; got u={u:g}.")
+    if not u < l:
+        raise ValueError(
+            f"ITML bounds are inconsistent: the similarity bound u={u:g} must be smaller than the "
+            f"dissimilarity bound l={l:g} (similar pairs must be closer than dissimilar ones)."
+        )
+    return u, l
+
+
+def _check_percentiles(percentiles):
+    try:
+        arr = np.asarray(percentiles, dtype=np.float64).ravel()
+    except (TypeError, ValueError):
+        arr = np.zeros(0)
+    if arr.size != 2 or not np.all(np.isfinite(arr)) or not (0 <= arr[0] < arr[1] <= 100):
+        raise ValueError(
+            f"ITML percentiles must be two numbers 0 <= p_u < p_l <= 100; got {percentiles!r}."
+        )
+    return float(arr[0]), float(arr[1])
+
+
+def _itml(X, codes, n_classes, *, n_components, random_state, max_iter, tol, verbose, gamma, prior, bounds,
+          percentiles, n_constraints, pairs, similar):
+    """ITML: LogDet divergence to a prior under slack-relaxed pair constraints.
+
+    Default constraints from labels: ``n_constraints = min(20 * n_classes**2, 500)`` similar pairs
+    and as many dissimilar ones, sampled uniformly without replacement (fewer when the data has
+    fewer): 80 + 80 for two classes, 180 + 180 for three, capped at 500 + 500 (each sweep costs
+    ``O(n_constraints d^2)``; metric-learn uses 20 k^2 without the cap).
+    Bounds: ``u``/``l`` = the ``percentiles`` (5th, 95th) of the squared distances under the
+    prior over all pairs of rows of ``X`` (1e6 sampled pairs for large data), unless ``bounds=(u,
+    l)`` is given. Prior ``M0``: "identity" (default), "covariance" (inverse sample covariance,
+    i.e. the Mahalanobis distance) or a positive definite matrix.
+    """
+    tol = 1e-5 if tol is None else float(tol)
+    rng = check_random_state(random_state)
+    sup = supervision("itml", X, codes, n_classes, pairs, similar)
+    M0 = _itml_prior(prior, X)
+    if bounds is not None:
+        u, l = _check_bounds(bounds)
+    else:
+        u, l = _percentile_bounds(X, M0, _check_percentiles(percentiles), rng)
+    if sup is None:
+        k = min(20 * n_classes**2, ITML_MAX_DEFAULT_PAIRS) if n_constraints is None else int(n_constraints)
+        a, b, s = sample_pairs(codes, k, k, rng)
+    else:
+        a, b, s = sup
+    V = X[a] - X[b]
+    nonzero = np.max(np.abs(V), axis=1) > 1e-12 * max(float(np.abs(X).max()), 1e-300)
+    a, b, s, V = a[nonzero], b[nonzero], s[nonzero], V[nonzero]
+    if V.shape[0] == 0:
+        raise ValueError("ITML: no usable constraint (every pair joins two identical rows).")
+    order = rng.permutation(V.shape[0])  # interleave similar and dissimilar pairs
+    a, b, s, V = a[order], b[order], s[order], V[order]
+    c = V.shape[0]
+    pad = bucket_size(c) - c
+    delta = np.concatenate([2.0 * s - 1.0, np.zeros(pad)])
+    xi0 = np.where(delta > 0, u, l)
+    Vp = np.concatenate([V, np.zeros((pad, V.shape[1]))])
+    max_iter = 1000 if max_iter is None else int(max_iter)
+    st = x64_call(itml_bregman, M0, Vp, delta, xi0, float(gamma), float(tol), max_iter=max_iter)
+    n_iter, converged = int(st.n_iter), bool(st.converged)
+    if not converged:
+        warn_not_converged("itml", max_iter, tol)
+    M = 0.5 * (st.M + st.M.T)
+    hist = st.history[:n_iter]
+    return dict(
+        metric=M, n_iter=n_iter, converged=converged, loss_history=hist,
+        loss=float(hist[-1]) if n_iter else 0.0,
+        info=dict(bounds=(u, l), prior=M0, pairs=np.stack([a, b], axis=1), similar=s,
+                  slack_bounds=st.xi[:c], dual=st.lam[:c], dual_change=st.change[:n_iter]),
+    )
+
+ITML_METHOD = Method(
+    "itml", "M", _itml,
+    defaults=dict(gamma=1.0, prior="identity", bounds=None, percentiles=(5.0, 95.0), n_constraints=None, pairs=None,
+                  similar=None),
+    constraints={**PAIRS_CONSTRAINTS, "gamma": [*POSITIVE_REAL, Options({float("inf")})],
+                 "prior": [Options({"identity", "covariance"}), "array-like"], "bounds": ["array-like", None],
+                 "percentiles": ["array-like"]},
+    supervised=False, full_rank_only=True, estimator="ITML",
+)
+
+
+class ITML(PairsMetricLearner):
+    r"""Information Theoretic Metric Learning.
+
+    Finds the metric closest to a prior ``M0`` in LogDet divergence whose squared distances are
+    at most ``u`` on similar pairs and at least ``l`` on dissimilar pairs, with slack:
+
+    .. math::
+
+        \min_{M \succ 0, \xi} D_{\ell d}(M \| M_0) + \gamma D_{\ell d}(\operatorname{diag}\xi \|
+        \operatorname{diag}\xi_0) \quad\text{s.t.}\quad d_M^2(x_i, x_j) \le \xi_{ij}\ (S),\
+        d_M^2(x_i, x_j) \ge \xi_{ij}\ (D)
+
+    solved by cyclic Bregman projections (rank-one updates, :func:`jaxdml.losses.itml_bregman`).
+
+    Parameters
+    ----------
+    gamma : float or inf, default=1.0
+        Weight of the slack divergence; ``inf`` enforces the constraints exactly.
+    prior : {"identity", "covariance"} or ndarray of shape (n_features, n_features), default="identity"
+        ``M0``: the Euclidean distance, the Mahalanobis distance (inverse sample covariance) or a
+        positive definite matrix.
+    bounds : (u, l), default=None
+        Squared-distance bounds for similar / dissimilar pairs (``0 < u < l``). Default: the
+        ``percentiles`` of the squared distances between training rows under ``M0``.
+    percentiles : (p_u, p_l), default=(5, 95)
+    n_constraints : int, default=None
+        Similar pairs sampled from the labels, and as many dissimilar pairs. Default
+        ``min(20 * n_classes**2, 500)`` each.
+    max_iter : int, default=None
+        Sweeps over the constraints (default 1000).
+    tol : float, default=1e-5
+        Stop when the relative change of the dual variables over a sweep is below ``tol``.
+    random_state : int, RandomState or None
+        Seeds the pair sampling and the order of the constraints.
+    verbose : int, default=0
+        Accepted for API symmetry; the per-sweep objective is in ``loss_curve_``.
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (n_features, n_features)
+    metric_ : ndarray of shape (n_features, n_features)
+    n_iter_ : int
+    converged_ : bool
+    bounds_ : tuple (u, l) used.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> import jaxdml
+    >>> X, y = load_iris(return_X_y=True)
+    >>> jaxdml.ITML(random_state=0).fit(X, y).metric_.shape
+    (4, 4)
+
+    References
+    ----------
+    J. V. Davis, B. Kulis, P. Jain, S. Sra, I. S. Dhillon. Information-theoretic metric learning.
+    ICML 2007.
+    """
+
+    _record = ITML_METHOD
+    _parameter_constraints = {
+        **ESTIMATOR_CONSTRAINTS,
+        "gamma": [Interval(numbers.Real, 0, None, closed="neither"), Options({float("inf")})],
+        "prior": [Options({"identity", "covariance"}), "array-like"],
+        "bounds": ["array-like", None],
+        "percentiles": ["array-like"],
+    }
+
+    def __init__(self, gamma=1.0, *, prior="identity", bounds=None, percentiles=(5.0, 95.0),
+                 n_constraints=None, max_iter=None, tol=1e-5, random_state=None, verbose=0):
+        self.gamma = gamma
+        self.prior = prior
+        self.bounds = bounds
+        self.percentiles = percentiles
+        self.n_constraints = n_constraints
+        self.max_iter = max_iter
+        self.tol = tol
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def _store(self, result):
+        super()._store(result)
+        self.bounds_ = tuple(result.info["bounds"])

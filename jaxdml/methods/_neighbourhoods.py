@@ -1,0 +1,154 @@
+"""Host-side preparation shared by the closed-form (eigen-solver) methods: neighbourhoods of every
+sample (by Euclidean or feature-space distance) and the training kernel matrix.
+
+Validation, neighbourhood search and the kernel matrix cannot be traced; the maths are the pure
+``jnp`` functions of :mod:`jaxdml.eigen`, run in float64 through :func:`jaxdml._runtime.x64_call`
+on rows padded to a bucket size (:mod:`jaxdml._padding`), so that folds of similar size reuse one
+executable.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ..kernels import check_kernel_params, kernel_matrix
+from ..solvers._result import KernelFittedMetric
+
+__all__ = ["linear_neighbourhoods", "kernel_neighbourhoods", "training_kernel", "kernel_result",
+           "KERNEL_DOC", "KERNEL_ATTRIBUTES"]
+
+
+def _warn_small(codes, n_same, n_diff, names, owner):
+    """Warn when a class cannot provide ``n_same`` classmates or ``n_diff`` other-class samples."""
+    counts = np.bincount(codes)
+    counts = counts[counts > 0]
+    n = codes.size
+    if n_same is not None and np.any(counts - 1 < n_same):
+        warnings.warn(
+            f"{owner}: {names[0]}={n_same} but the smallest class has {counts.min()} sample(s); samples of "
+            f"classes with at most {n_same} members use all their classmates (average over fewer neighbours).",
+            UserWarning, stacklevel=4,
+        )
+    if n_diff is not None and np.any(n - counts < n_diff):
+        warnings.warn(
+            f"{owner}: {names[1]}={n_diff} but the largest class leaves only {n - counts.max()} sample(s) of "
+            "other classes; its samples use all of them.",
+            UserWarning, stacklevel=4,
+        )
+
+
+def _nearest(D, k):
+    """Indices of the ``k`` smallest entries of each row of ``D`` (ascending) and their finiteness."""
+    kk = min(k, D.shape[1])
+    if kk == 0:
+        return np.zeros((D.shape[0], 0), dtype=np.int64), np.zeros((D.shape[0], 0), dtype=bool)
+    part = np.argpartition(D, kk - 1, axis=1)[:, :kk] if kk < D.shape[1] else np.tile(np.arange(kk), (len(D), 1))
+    order = np.argsort(np.take_along_axis(D, part, axis=1), axis=1, kind="stable")
+    idx = np.take_along_axis(part, order, axis=1)
+    return idx, np.isfinite(np.take_along_axis(D, idx, axis=1))
+
+
+def _neighbourhoods(sq_dists, codes, n_same, n_diff, names, owner):
+    """Nearest neighbours of every sample: ``n_same`` classmates (self excluded) and ``n_diff``
+    samples of other classes, as ``(same_idx, same_mask, diff_idx, diff_mask)`` of shape (n, k).
+
+    ``sq_dists(rows, cols)`` returns the squared distances between two index sets. Host-side
+    NumPy, class by class and in blocks of rows (memory ``O(block * n)``). A sample whose class
+    cannot provide the neighbours gets all there are (the remaining slots point at the sample
+    itself with mask 0), with a warning.
+    """
+    _warn_small(codes, n_same, n_diff, names, owner)
+    n = codes.size
+    same_idx = np.tile(np.arange(n, dtype=np.int32)[:, None], (1, n_same))
+    diff_idx = np.tile(np.arange(n, dtype=np.int32)[:, None], (1, n_diff))
+    same_mask, diff_mask = np.zeros((n, n_same)), np.zeros((n, n_diff))
+    block = max(1, (1 << 22) // max(n, 1))
+    for c in np.unique(codes):
+        members = np.flatnonzero(codes == c)
+        others = np.flatnonzero(codes != c)
+        cols = np.r_[members, others]
+        m = members.size
+        for a in range(0, m, block):
+            rows = members[a:a + block]
+            D = sq_dists(rows, cols)
+            Ds = D[:, :m]
+            Ds[np.arange(rows.size), np.arange(a, a + rows.size)] = np.inf  # the sample itself
+            for D_, pool, idx, mask, k in ((Ds, members, same_idx, same_mask, n_same),
+                                           (D[:, m:], others, diff_idx, diff_mask, n_diff)):
+                j, ok = _nearest(D_, k)
+                idx[rows, :j.shape[1]] = np.where(ok, pool[j], rows[:, None])
+                mask[rows, :j.shape[1]] = ok
+    return same_idx, same_mask, diff_idx, diff_mask
+
+
+def linear_neighbourhoods(X, codes, n_same, n_diff, names, owner):
+    """Neighbourhoods by Euclidean distance (one GEMM per block)."""
+    sq = np.einsum("ij,ij->i", X, X)
+
+    def sq_dists(rows, cols):
+        return np.maximum(sq[rows, None] + sq[None, cols] - 2.0 * X[rows] @ X[cols].T, 0.0)
+
+    return _neighbourhoods(sq_dists, codes, n_same, n_diff, names, owner)
+
+
+def kernel_neighbourhoods(K, codes, n_same, n_diff, names, owner):
+    """Neighbourhoods by feature-space distances ``K_ii + K_jj - 2 K_ij``."""
+    diag = np.diag(K)
+
+    def sq_dists(rows, cols):
+        return np.maximum(diag[rows, None] + diag[None, cols] - 2.0 * K[np.ix_(rows, cols)], 0.0)
+
+    return _neighbourhoods(sq_dists, codes, n_same, n_diff, names, owner)
+
+
+def training_kernel(X, kernel, gamma, degree, coef0):
+    """Kernel matrix of the training data and the resolved kernel parameters (clear errors)."""
+    if callable(kernel):
+        params = {}
+    else:
+        g, dg, c0 = check_kernel_params(kernel, gamma, degree, coef0, X.shape[1])
+        params = dict(gamma=g, degree=dg, coef0=c0)
+    K = kernel_matrix(X, kernel=kernel, **params)  # raises ValueError on non-finite values
+    if not np.allclose(K, K.T, rtol=1e-8, atol=1e-10 * max(np.abs(K).max(), 1e-300)):
+        raise ValueError("The kernel matrix of the training data is not symmetric; a kernel must satisfy "
+                         "k(x, y) = k(y, x).")
+    return 0.5 * (K + K.T), params
+
+
+def kernel_result(A, n_components, X, kernel, params, info):
+    """A :class:`KernelFittedMetric` with ``n_components`` rows of ``A`` (padding columns removed).
+
+    Rows beyond the number of feature-space directions the data span (at most ``n_samples``)
+    are zero.
+    """
+    n = X.shape[0]
+    out = np.zeros((n_components, n))
+    m = min(n_components, A.shape[0])
+    out[:m] = A[:m, :n]
+    return KernelFittedMetric(L=out, X_fit=np.array(X, dtype=np.float64), kernel=kernel, kernel_params=params,
+                              info=info)
+
+
+KERNEL_DOC = """kernel : {"rbf", "linear", "poly", "laplacian"} or callable, default="rbf"
+        ``k(x, y)``; a callable gets two arrays and returns their kernel matrix (it must be
+        symmetric and finite, else ``fit`` raises ``ValueError``).
+    gamma : float, default=None
+        For rbf, poly and laplacian; None means ``1 / n_features``.
+    degree : int, default=3
+        For poly.
+    coef0 : float, default=1
+        For poly."""
+
+KERNEL_ATTRIBUTES = """
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (n_components, n_train)
+        The coefficients ``A``: ``transform(X) = K(X, X_fit_) @ components_.T``.
+    X_fit_ : ndarray of shape (n_train, n_features)
+    kernel_params_ : dict
+        The resolved ``gamma``, ``degree``, ``coef0``.
+    result_ : KernelFittedMetric
+"""

@@ -1,0 +1,204 @@
+"""What the pair-constrained methods ITML, LSI (MMC) and DML-eig share: supervision and pairs.
+
+Host-side work only: validating the supervision (labels, or explicit ``pairs`` + ``similar``),
+building the constraints (pairs sampled from labels, ITML's bounds from distance percentiles, the
+similarity scatter and DML-eig's whitening, in float64), calling the jitted solver cores of
+:mod:`jaxdml.losses` and turning their state into a result dict.
+
+Supervision
+-----------
+``jaxdml.fit(X, y, loss=...)`` builds the pairs from the labels. Weak supervision passes
+``pairs`` (an ``(n_pairs, 2)`` int array of row indices of ``X``) and ``similar`` (0/1 flags)
+instead of ``y``::
+
+    jaxdml.fit(X, None, loss="itml", pairs=pairs, similar=similar)
+
+(their records have ``supervised=False`` so that ``fit`` lets ``y=None`` through; the solve
+steps check that either labels with two classes or pairs are given). The estimators take the
+same ``pairs``/``similar`` in ``fit`` (:class:`PairsMetricLearner`).
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+
+import numpy as np
+from sklearn.utils.validation import validate_data
+
+from .._padding import bucket_size
+from .._validation import Interval, check_params
+from ..exceptions import ConvergenceWarning
+from ..problems import make_pairs_problem, make_problem, pairs_from_labels
+from ._base import BaseMetricLearner
+
+__all__ = ["PairsMetricLearner", "PAIRS_CONSTRAINTS", "ESTIMATOR_CONSTRAINTS", "supervision", "sample_pairs",
+           "pair_problem", "similar_scatter64", "warn_not_converged", "DENSE_PAIRS_LIMIT", "SAMPLED_PAIRS",
+           "PERCENTILE_PAIRS"]
+
+#: the supervision every pair-constrained method takes (besides labels)
+PAIRS_CONSTRAINTS = {
+    "n_constraints": [Interval(numbers.Integral, 1, None), None],
+    "pairs": ["array-like", None],
+    "similar": ["array-like", None],
+}
+#: the estimators' common parameters
+ESTIMATOR_CONSTRAINTS = {
+    "n_constraints": [Interval(numbers.Integral, 1, None), None],
+    "max_iter": [Interval(numbers.Integral, 1, None), None],
+    "tol": [Interval(numbers.Real, 0, None)],
+    "random_state": ["random_state"],
+    "verbose": [Interval(numbers.Integral, 0, None), "boolean"],
+}
+#: Largest training set for which LSI / DML-eig use *all* pairs (as (n, n) matrices) by default.
+DENSE_PAIRS_LIMIT = 3000
+#: Pairs of each kind sampled from labels for LSI / DML-eig above that size.
+SAMPLED_PAIRS = 50_000
+#: Pairs used to estimate ITML's distance percentiles (all pairs below this many).
+PERCENTILE_PAIRS = 1_000_000
+#: pairs_from_labels enumerates all n(n-1)/2 pairs: used up to this many samples.
+_ENUMERATE_LIMIT = 3000
+
+
+def supervision(name, X, codes, n_classes, pairs, similar):
+    """Validate the supervision; returns ``None`` (labels) or ``(a, b, s)`` (explicit pairs)."""
+    if pairs is None and similar is None:
+        if codes is None:
+            raise ValueError(
+                f"method {name!r} needs class labels y, or weak supervision through "
+                "pairs=(n_pairs, 2) row indices and similar=0/1 flags; got neither."
+            )
+        if n_classes < 2:
+            raise ValueError(
+                f"method {name!r}: y has {n_classes} class(es); learning from labels needs at least "
+                "2 classes (similar and dissimilar pairs)."
+            )
+        return None
+    if pairs is None or similar is None:
+        raise ValueError(f"method {name!r}: pairs and similar must be given together.")
+    if codes is not None:
+        raise ValueError(f"method {name!r}: give either labels y or pairs/similar, not both.")
+    prob = make_pairs_problem(X, pairs, similar)  # checks shapes, index range and 0/1 flags
+    a, b = np.asarray(prob.a, np.int64), np.asarray(prob.b, np.int64)
+    s = np.asarray(prob.similar, np.float64)
+    keep = a != b
+    if not np.all(keep):
+        warnings.warn(f"method {name!r}: {int(np.sum(~keep))} pair(s) of a row with itself ignored.",
+                      UserWarning, stacklevel=4)
+        a, b, s = a[keep], b[keep], s[keep]
+    return a, b, s
+
+
+def sample_pairs(codes, n_similar, n_dissimilar, rng):
+    """``(a, b, s)``: ``n_similar`` same-label and ``n_dissimilar`` different-label pairs.
+
+    Small data: :func:`jaxdml.problems.pairs_from_labels` (exact, without replacement). Large
+    data: uniform sampling of pairs without enumerating them (duplicates removed).
+    """
+    n = codes.shape[0]
+    if n <= _ENUMERATE_LIMIT:
+        return pairs_from_labels(codes, n_similar=n_similar, n_dissimilar=n_dissimilar, random_state=rng)
+    counts = np.bincount(codes)
+    order = np.argsort(codes, kind="stable")
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    out = []
+    # similar: a class with probability ~ n_c (n_c - 1), then two distinct members
+    w = counts * (counts - 1.0)
+    if n_similar and w.sum() > 0:
+        c = rng.choice(len(counts), size=n_similar, p=w / w.sum())
+        i = rng.randint(0, counts[c])
+        j = (i + 1 + rng.randint(0, np.maximum(counts[c] - 1, 1))) % counts[c]
+        out.append((order[starts[c] + i], order[starts[c] + j], np.ones(n_similar)))
+    # dissimilar: a first row with probability ~ n - n_{y_i}, then a row of another class
+    wi = (n - counts[codes]).astype(np.float64)
+    if n_dissimilar and wi.sum() > 0:
+        i = rng.choice(n, size=n_dissimilar, p=wi / wi.sum())
+        ci = codes[i]
+        k = rng.randint(0, n - counts[ci])  # position among the rows outside class ci
+        j = order[np.where(k < starts[ci], k, k + counts[ci])]
+        out.append((i, j, np.zeros(n_dissimilar)))
+    a = np.concatenate([o[0] for o in out])
+    b = np.concatenate([o[1] for o in out])
+    s = np.concatenate([o[2] for o in out])
+    lo, hi = np.minimum(a, b), np.maximum(a, b)
+    _, first = np.unique(lo * n + hi, return_index=True)
+    first = np.sort(first)
+    return lo[first], hi[first], s[first]
+
+
+def check_both_kinds(name, s):
+    n_sim, n_dis = int(np.sum(s == 1)), int(np.sum(s == 0))
+    if n_sim == 0 or n_dis == 0:
+        raise ValueError(
+            f"method {name!r} needs both similar and dissimilar pairs; got {n_sim} similar and "
+            f"{n_dis} dissimilar."
+        )
+
+
+def warn_not_converged(name, max_iter, tol):
+    warnings.warn(
+        f"{name}: the optimisation did not converge in max_iter={max_iter} iterations (tol={tol}); "
+        "increase max_iter.", ConvergenceWarning, stacklevel=5,
+    )
+
+
+def pair_problem(name, X, codes, n_classes, sup, n_constraints, rng):
+    """LabeledProblem over all pairs (small data), or a PairsProblem (given / sampled pairs)."""
+    n = X.shape[0]
+    if sup is None and n_constraints is None and n <= DENSE_PAIRS_LIMIT:
+        return make_problem(X, codes, n_neighbors=None, pad_to=bucket_size(n), warn=False, validate=False)
+    if sup is None:
+        k = SAMPLED_PAIRS if n_constraints is None else int(n_constraints)
+        a, b, s = sample_pairs(codes, k, k, rng)
+    else:
+        a, b, s = sup
+    check_both_kinds(name, s)
+    return make_pairs_problem(X, np.stack([a, b], axis=1), s, pad_to=bucket_size(len(a)))
+
+
+def similar_scatter64(X, codes, sup_or_problem):
+    """``X_S`` and ``|S|`` in float64 on the host (class scatters, or the similar pairs)."""
+    if isinstance(sup_or_problem, tuple):
+        a, b, s = sup_or_problem
+        D = (X[a] - X[b])[s == 1]
+        return D.T @ D, float(D.shape[0])
+    A = np.zeros((X.shape[1], X.shape[1]))
+    n_pairs = 0.0
+    for c in np.unique(codes):
+        Xc = X[codes == c]
+        m = Xc.shape[0]
+        sc = Xc.sum(axis=0)
+        A += m * (Xc.T @ Xc) - np.outer(sc, sc)
+        n_pairs += m * (m - 1) / 2.0
+    return 0.5 * (A + A.T), n_pairs
+
+
+class PairsMetricLearner(BaseMetricLearner):
+    """Learns from labels (``fit(X, y)``) or from pairs (``fit(X, pairs=..., similar=...)``)."""
+
+    def fit(self, X, y=None, *, pairs=None, similar=None):
+        """Learn the metric from labels ``y``, or from constrained pairs.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,), optional
+            Class labels: pairs of equal labels are similar, of different labels dissimilar.
+        pairs : int array-like of shape (n_pairs, 2), optional
+            Row indices of ``X`` forming each constrained pair (weak supervision, instead of
+            ``y``).
+        similar : array-like of shape (n_pairs,), optional
+            1 for a similar pair, 0 for a dissimilar one.
+
+        Returns
+        -------
+        self
+        """
+        if pairs is None and similar is None:
+            return super().fit(X, y)
+        check_params(self.get_params(deep=False), self._parameter_constraints, owner=type(self).__name__)
+        if y is not None:
+            raise ValueError(f"{type(self).__name__}.fit: give either labels y or pairs/similar, not both.")
+        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+        self._store(self._run(X, None, pairs=pairs, similar=similar))
+        return self

@@ -1,0 +1,82 @@
+"""The method record: everything that is specific to one metric learning method."""
+
+from __future__ import annotations
+
+import numbers
+from typing import Callable, NamedTuple, Optional
+
+from .._validation import Interval, Options
+from ..kernels import KERNELS
+from ..losses._registry import LossSpec
+
+__all__ = ["Method", "SETTINGS", "GRADIENT_SETTINGS"]
+
+#: ``jaxdml.fit`` settings beyond the core (n_components, max_iter, tol, random_state, verbose), with
+#: the value that means "not set". A method receives the ones it lists in ``Method.settings``; giving
+#: another one a value raises.
+SETTINGS = dict(init="auto", optimizer=None, learning_rate=None, n_neighbors=None, projection="auto",
+                pad_to="auto", batch_size="auto", n_candidates="auto", devices=None)
+#: the settings of the optax-driven loss methods (all of them)
+GRADIENT_SETTINGS = frozenset(SETTINGS)
+
+POSITIVE_INT = [Interval(numbers.Integral, 1, None)]
+POSITIVE_REAL = [Interval(numbers.Real, 0, None, closed="neither")]
+KERNEL_CONSTRAINTS = {
+    "kernel": [Options(KERNELS), "callable"],
+    "gamma": [Interval(numbers.Real, 0, None, closed="neither"), None],
+    "degree": [Interval(numbers.Integral, 1, None)],
+    "coef0": [Interval(numbers.Real, None, None)],
+}
+KERNEL_DEFAULTS = dict(kernel="rbf", gamma=None, degree=3, coef0=1.0)
+
+
+class Method(NamedTuple):
+    """One metric learning method, as :func:`jaxdml.fit`, the estimators and the experiment runner
+    see it.
+
+    Attributes
+    ----------
+    name : str
+        The name ``jaxdml.fit(X, y, loss=name)`` accepts.
+    learns : {"L", "M", "A"}
+        The linear map ``L``, the PSD metric ``M`` (for gradient methods: the parameter of the
+        loss), or the kernel coefficients ``A`` of the representer theorem.
+    solve : callable
+        ``solve(X, codes, n_classes, *, n_components, random_state, max_iter, tol, verbose,
+        **hyper)``: the host-side preparation and the solve step, on validated float64 data and
+        label codes (``None`` for unlabelled data). ``max_iter``/``tol`` are None when the user did
+        not set them. Returns a dict with ``L`` or ``metric`` (and optionally ``n_iter``,
+        ``converged``, ``loss_history``, ``loss``, ``info``) or a ready ``FittedMetric``.
+    defaults : dict
+        Hyper-parameter -> default, handed to ``solve`` (the one place to change a default). For
+        the gradient methods the loss's keyword defaults apply instead (see ``loss``).
+    constraints : dict
+        Hyper-parameter -> accepted values (scikit-learn's parameter-constraint vocabulary); also
+        the list of accepted hyper-parameters: any other raises.
+    settings : frozenset
+        Which ``jaxdml.fit`` settings of :data:`SETTINGS` the solve step takes.
+    supervised : bool
+        Whether labels are required (False: ``y`` may be None).
+    max_components : callable or None
+        ``max_components(n_features, n_classes)``, the largest ``n_components`` (None: n_features).
+    full_rank_only : bool
+        The method learns a full-dimensional metric (``n_components`` must be None or d).
+    loss : LossSpec or None
+        Gradient methods: the pure loss, its parametrisation, the problem fields it needs and its
+        optimisation defaults, including the large-data policy (``large_n``/``large``,
+        ``candidates_above``/``n_candidates``).
+    estimator : str or None
+        The name of the scikit-learn estimator class of the method.
+    """
+
+    name: str
+    learns: str
+    solve: Callable
+    defaults: dict = {}
+    constraints: dict = {}
+    settings: frozenset = frozenset()
+    supervised: bool = True
+    max_components: Optional[Callable] = None
+    full_rank_only: bool = False
+    loss: Optional[LossSpec] = None
+    estimator: Optional[str] = None
