@@ -63,6 +63,8 @@ def enable_compilation_cache(path: str | None = None, *, max_bytes: int = DEFAUL
 
     path = path or default_cache_dir()
     os.makedirs(path, exist_ok=True)
+    if max_bytes > 0:
+        _add_missing_access_times(path)
     jax.config.update("jax_enable_compilation_cache", True)
     jax.config.update("jax_compilation_cache_dir", path)
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
@@ -70,6 +72,29 @@ def enable_compilation_cache(path: str | None = None, *, max_bytes: int = DEFAUL
     jax.config.update("jax_compilation_cache_max_size", int(max_bytes))
     _state.update(decided=True, disabled=False)
     return path
+
+
+def _add_missing_access_times(path: str) -> None:
+    """Give every entry an access-time record.
+
+    A bounded cache evicts by the ``<key>-atime`` file next to each ``<key>-cache``; an entry written
+    without one (by a process that used the folder with no size bound) would make every later
+    write fail, so the missing records are added (as "used now").
+    """
+    import time
+
+    try:
+        names = set(os.listdir(path))
+    except OSError:
+        return
+    stamp = time.time_ns().to_bytes(8, "little")
+    for name in names:
+        if name.endswith("-cache") and name[: -len("-cache")] + "-atime" not in names:
+            try:
+                with open(os.path.join(path, name[: -len("-cache")] + "-atime"), "xb") as fh:
+                    fh.write(stamp)
+            except OSError:
+                pass  # another process added it, or the folder is read-only: nothing to repair
 
 
 def disable_compilation_cache() -> None:

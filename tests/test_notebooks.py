@@ -32,9 +32,7 @@ def headless(monkeypatch):
 
     monkeypatch.setenv("MPLBACKEND", "Agg")
     monkeypatch.setenv("JAX_PLATFORMS", os.environ.get("JAX_PLATFORMS", "cpu"))
-    monkeypatch.setenv("JAX_COMPILATION_CACHE_DIR", os.environ.get("JAXDML_CACHE_DIR") or default_cache_dir())
-    monkeypatch.setenv("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
-    monkeypatch.setenv("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "0")
+    monkeypatch.setenv("JAXDML_CACHE_DIR", default_cache_dir())  # jaxdml's own (bounded) cache settings
 
 
 def test_quickstart_notebook(tmp_path, headless):
