@@ -126,7 +126,8 @@ def check_params(params: dict[str, Any], constraints: dict[str, list], *, owner:
             )
 
 
-def check_data(X, y=None, *, owner: str = "fit", min_samples: int = 2, min_classes: int = 2):
+def check_data(X, y=None, *, owner: str = "fit", min_samples: int = 2, min_classes: int = 2,
+               class_labels: bool = True):
     """Validate a design matrix (and labels) and return ``(X, y)`` as float64 / object arrays.
 
     Checks: X is numeric and 2-D with at least ``min_samples`` rows and one column, finite;
@@ -152,6 +153,7 @@ def check_data(X, y=None, *, owner: str = "fit", min_samples: int = 2, min_class
             "for a single feature or X.reshape(1, -1) for a single sample."
         )
     X = check_array(arr, dtype=np.float64, ensure_min_samples=min_samples, input_name="X")
+    check_scale(X, owner)
     if y is None:
         return X, None
     y = np.asarray(y)
@@ -167,6 +169,8 @@ def check_data(X, y=None, *, owner: str = "fit", min_samples: int = 2, min_class
         )
     if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
         raise ValueError(f"{owner}: y contains NaN or infinity.")
+    if class_labels:
+        check_class_labels(y, owner)
     n_classes = len(np.unique(y))
     if n_classes < min_classes:
         raise ValueError(
@@ -174,6 +178,44 @@ def check_data(X, y=None, *, owner: str = "fit", min_samples: int = 2, min_class
             f"{min_classes} classes (the labels only contain {np.unique(y)[:5].tolist()})."
         )
     return X, y
+
+
+#: the spread of the features (largest per-feature range) that the solvers handle in float32
+SCALE_RANGE = (1e-10, 1e10)
+
+
+def check_scale(X, owner: str) -> None:
+    """Reject data without variation, or at a scale whose squared distances leave float32's range."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        spread = float(np.max(X.max(axis=0) - X.min(axis=0)))
+    if spread == 0.0:
+        raise ValueError(f"{owner}: X has no variation (every row is the same); there is no distance to learn.")
+    lo, hi = SCALE_RANGE
+    if not lo <= spread <= hi:
+        raise ValueError(
+            f"{owner}: the features of X span {spread:.3g} (largest range of a feature); metric learning "
+            f"needs a spread in [{lo:g}, {hi:g}] so that squared distances stay representable. Rescale the "
+            "features, e.g. with sklearn.preprocessing.MinMaxScaler or StandardScaler."
+        )
+
+
+def check_class_labels(y, owner: str) -> None:
+    """Class labels: not continuous values, not a mix of strings and numbers, not None."""
+    from sklearn.utils.multiclass import type_of_target
+
+    if y.dtype == object:
+        if any(v is None for v in y):
+            raise ValueError(f"{owner}: y contains None; every sample needs a class label.")
+        if len({isinstance(v, str) for v in y}) > 1:
+            raise ValueError(f"{owner}: y mixes strings and numbers; use one type of class label.")
+    try:
+        kind = type_of_target(y, input_name="y")
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{owner}: y is not a valid vector of class labels ({exc}).") from None
+    if kind not in ("binary", "multiclass"):
+        hint = (" Continuous targets are for regression; metric learning here classifies (bin the values or "
+                "use integer grades)." if kind.startswith("continuous") else "")
+        raise ValueError(f"{owner}: Unknown label type {kind!r}: y must hold class labels.{hint}")
 
 
 def encode_labels(y) -> tuple[np.ndarray, np.ndarray]:

@@ -143,3 +143,58 @@ def test_random_state_forms(loss):
     assert all(np.all(np.isfinite(m.L)) for m in (a, b, c))
     with pytest.raises(ValueError, match="random_state"):
         jaxdml.fit(X, y, loss=loss, max_iter=5, random_state="seed")
+
+
+# --------------------------------------------------------------------------- bad input: clear errors
+@pytest.fixture
+def iris01():
+    from sklearn.datasets import load_iris
+    from sklearn.preprocessing import minmax_scale
+
+    X, y = load_iris(return_X_y=True)
+    return minmax_scale(X), y
+
+
+@pytest.mark.parametrize("loss", ["lda", "pca", "nca", "lmnn", "itml", "lsi", "kdmlmj", "dmlmj"])
+@pytest.mark.parametrize("scale", [0.0, 1e-30, 1e30, 1e300])
+def test_degenerate_or_extreme_scales_are_named(iris01, loss, scale):
+    X, y = iris01
+    match = "no variation" if scale == 0.0 else "span"
+    with pytest.raises(ValueError, match=match):
+        jaxdml.fit(X * scale, y, loss=loss)
+
+
+def test_one_sample_per_class_lda_is_finite(iris01):
+    X, y = iris01
+    m = jaxdml.fit(X[[0, 60, 120]], y[[0, 60, 120]], loss="lda")
+    assert np.all(np.isfinite(m.L)) and m.L.shape == (2, 4) and np.linalg.matrix_rank(m.L) == 2
+
+
+@pytest.mark.parametrize("y_bad,match", [
+    (np.array([1, "a"] * 75, dtype=object), "mixes strings and numbers"),
+    (np.array([None, 1] * 75, dtype=object), "None"),
+    ("continuous", "continuous"),
+])
+def test_bad_labels_are_named(iris01, y_bad, match):
+    X, _ = iris01
+    if isinstance(y_bad, str):
+        y_bad = np.random.default_rng(0).random(150)
+    for loss in ("nca", "lda", "itml"):
+        with pytest.raises(ValueError, match=match):
+            jaxdml.fit(X, y_bad, loss=loss)
+    with pytest.raises(ValueError, match=match):
+        jaxdml.NCA().fit(X, y_bad)
+
+
+@pytest.mark.parametrize("kw,match", [
+    (dict(devices="gpu"), "devices"), (dict(devices=[]), "devices"), (dict(devices=[3]), "devices"),
+    (dict(projection="foo"), "projection"), (dict(pad_to="foo"), "pad_to"), (dict(pad_to=0), "pad_to"),
+    (dict(init=np.zeros((4, 4))), "all zeros"), (dict(loss={"lmnn": -1.0}), "positive"),
+    (dict(loss={"lmnn": 0.0, "nca": 1.0}), "positive"), (dict(loss="lda", regg=0.1), "regg"),
+    (dict(loss="ncmc", centroid_num=3), "centroid_num"), (dict(loss={"lmnn": 1.0}, mue=0.3), "mue"),
+])
+def test_bad_settings_are_named(iris01, kw, match):
+    X, y = iris01
+    kw = {"loss": "nca", **kw}
+    with pytest.raises(ValueError, match=match):
+        jaxdml.fit(X, y, **kw)

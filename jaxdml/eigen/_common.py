@@ -50,21 +50,24 @@ def whitener(B=None, *, factor=None, reg=1e-6):
     column-standardised ``F`` is used, which keeps float32 accurate (forming ``F^T F`` would
     square the condition number). Singular values are floored at ``sqrt(reg)`` times the largest,
     i.e. eigenvalues of the standardised ``B`` at ``reg`` times the largest - the regularisation
-    of a singular ``B``. Constant columns (zero scale) are left unscaled.
+    of a singular ``B``. Constant columns (zero scale) are left unscaled, and ``B = 0`` (no
+    within-class spread at all) gives the identity, i.e. ``A``'s own eigenproblem.
     """
     if factor is not None and factor.shape[0] >= factor.shape[1]:
         F = factor
         std = jnp.sqrt(jnp.mean(F * F, axis=0))
         std = jnp.where(std > jnp.finfo(F.dtype).eps * jnp.max(std), std, 1.0)
         _, s, Vt = jnp.linalg.svd(F / std, full_matrices=False)
-        s = jnp.maximum(s, jnp.sqrt(reg) * jnp.maximum(s[0], jnp.finfo(F.dtype).tiny))
+        # B = 0 (e.g. one sample per class): nothing to whiten, the problem is A's own eigenproblem
+        s = jnp.where(s[0] > 0, jnp.maximum(s, jnp.sqrt(reg) * s[0]), 1.0)
         return (Vt.T / s[None, :]) / std[:, None]
     if B is None:
         B = factor.T @ factor
     std = jnp.sqrt(jnp.maximum(jnp.diag(B), 0.0))
     std = jnp.where(std > jnp.finfo(B.dtype).eps * jnp.max(std), std, 1.0)
     w, V = jnp.linalg.eigh(symmetrize(B / jnp.outer(std, std)))
-    w = jnp.maximum(w, reg * jnp.maximum(jnp.max(w), jnp.finfo(w.dtype).tiny))
+    top = jnp.max(w)
+    w = jnp.where(top > 0, jnp.maximum(w, reg * top), 1.0)  # B = 0: A's own eigenproblem
     return (V / jnp.sqrt(w)[None, :]) / std[:, None]
 
 

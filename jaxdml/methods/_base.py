@@ -10,7 +10,7 @@ import optax
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._validation import Interval, Options, check_params
+from .._validation import Interval, Options, check_class_labels, check_params, check_scale
 from ._engine import run
 from ._record import KERNEL_CONSTRAINTS, SETTINGS, Method
 
@@ -55,11 +55,15 @@ class BaseMetricLearner(TransformerMixin, BaseEstimator):
 
     def fit(self, X, y=None):
         """Learn the metric from ``X`` (n_samples, n_features) and labels ``y``."""
-        check_params(self.get_params(deep=False), self._parameter_constraints, owner=type(self).__name__)
+        owner = type(self).__name__
+        check_params(self.get_params(deep=False), self._parameter_constraints, owner=owner)
         if self._supervised:
+            if y is not None:
+                check_class_labels(np.asarray(y), owner)
             X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2, y_numeric=False)
         else:
             X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+        check_scale(X, owner)
         self._store(self._run(X, y))
         return self
 

@@ -67,7 +67,8 @@ def _data(method: Method, X, y):
     if method.supervised and y is None:
         raise ValueError(f"jaxdml.fit: method {method.name!r} learns from class labels; y is None.")
     if method.supervised or y is not None:
-        X, y = check_data(X, y, owner="jaxdml.fit", min_classes=2 if method.supervised else 1)
+        X, y = check_data(X, y, owner="jaxdml.fit", min_classes=2 if method.supervised else 1,
+                          class_labels=method.labels)
         classes, codes = encode_labels(y)
         return X, classes, codes
     X, _ = check_data(X, None, owner="jaxdml.fit")

@@ -46,6 +46,8 @@ _SETTING_CONSTRAINTS = dict(
     batch_size=[Interval(numbers.Integral, 1, None), None, Options({"auto"})],
     n_neighbors=[Interval(numbers.Integral, 1, None)],
     learning_rate=[Interval(numbers.Real, 0, None, closed="neither"), None],
+    projection=[Options({"auto"}), "callable", None],
+    pad_to=[Options({"auto"}), Interval(numbers.Integral, 1, None), None],
 )
 
 
@@ -148,7 +150,18 @@ def _batching(spec, n, bucket, n_dev, batch_size, n_candidates, optimizer, param
 
 def _devices(devices):
     if devices is not None and not (isinstance(devices, str) and devices == "all"):
-        devices = list(devices)
+        if isinstance(devices, str):
+            raise ValueError(f"devices must be None, 'all' or a sequence of jax devices (e.g. jax.devices('gpu')); "
+                             f"got the string {devices!r}.")
+        try:
+            devices = list(devices)
+        except TypeError:
+            raise ValueError(f"devices must be None, 'all' or a sequence of jax devices; got {devices!r}.") from None
+        if not devices:
+            raise ValueError("devices is an empty sequence; pass None (the default device), 'all' or jax devices.")
+        bad = [d for d in devices if not isinstance(d, jax.Device)]
+        if bad:
+            raise ValueError(f"devices must hold jax devices (from jax.devices()); got {bad[0]!r}.")
     n_dev = len(jax.devices()) if devices == "all" else (1 if devices is None else len(devices))
     return devices, n_dev
 
@@ -198,8 +211,8 @@ def solve_loss(spec: LossSpec, name: str, X, codes, n_classes, *, n_components, 
     t_start = time.perf_counter()
     n_neighbors = 3 if n_neighbors is None else n_neighbors
     tol = 1e-5 if tol is None else tol
-    check_params(dict(tol=tol, batch_size=batch_size, n_neighbors=n_neighbors, learning_rate=learning_rate),
-                 _SETTING_CONSTRAINTS, owner="jaxdml.fit")
+    check_params(dict(tol=tol, batch_size=batch_size, n_neighbors=n_neighbors, learning_rate=learning_rate,
+                      projection=projection, pad_to=pad_to), _SETTING_CONSTRAINTS, owner="jaxdml.fit")
     n = X.shape[0]
     problem, params0, pre, bucket, devices, n_dev = _setup(
         spec, X, codes, n_classes, n_components, init=init, n_neighbors=n_neighbors, pad_to=pad_to,

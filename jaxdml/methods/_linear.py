@@ -30,8 +30,9 @@ def _lda(X, codes, n_classes, *, n_components, reg, **_):
     return dict(L=L * np.sqrt(X.shape[0]), info=dict(eigenvalues=w[:n_components]))
 
 
-EUCLIDEAN = Method("euclidean", "L", _euclidean, supervised=False, full_rank_only=True, estimator="Euclidean")
-PCA_METHOD = Method("pca", "L", _pca, supervised=False, estimator="PCA")
+EUCLIDEAN = Method("euclidean", "L", _euclidean, supervised=False, full_rank_only=True, estimator="Euclidean",
+                   labels=False)
+PCA_METHOD = Method("pca", "L", _pca, supervised=False, estimator="PCA", labels=False)
 LDA_METHOD = Method(
     "lda", "L", _lda, defaults=dict(reg=1e-6), constraints={"reg": [Interval(numbers.Real, 0, 1, closed="left")]},
     max_components=lambda d, c: min(d, c - 1), estimator="LDA",

@@ -67,6 +67,9 @@ class Method(NamedTuple):
         ``candidates_above``/``n_candidates``).
     estimator : str or None
         The name of the scikit-learn estimator class of the method.
+    labels : bool
+        Whether a given ``y`` is read as class labels (checked as such: not continuous, not mixed
+        types); False for methods that ignore ``y`` (PCA, Euclidean).
     """
 
     name: str
@@ -80,3 +83,4 @@ class Method(NamedTuple):
     full_rank_only: bool = False
     loss: Optional[LossSpec] = None
     estimator: Optional[str] = None
+    labels: bool = True

@@ -116,8 +116,9 @@ def _combined(loss: dict) -> Method:
     weights = []
     for n in names:
         w = loss[n]
-        if isinstance(w, bool) or not isinstance(w, numbers.Real) or not np.isfinite(w):
-            raise ValueError(f"The weight of loss {n!r} must be a finite number; got {w!r}.")
+        if isinstance(w, bool) or not isinstance(w, numbers.Real) or not np.isfinite(w) or not w > 0:
+            raise ValueError(f"The weight of loss {n!r} must be a positive finite number (a negative weight "
+                             f"maximises that loss, a zero weight drops it); got {w!r}.")
         weights.append(float(w))
     accepted = tuple(frozenset(r.constraints) for r in records)
     spec = specs[0]._replace(

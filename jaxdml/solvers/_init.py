@@ -51,4 +51,8 @@ def initial_components(init, X: np.ndarray, codes, n_classes: int, n_components:
         )
     if not np.all(np.isfinite(L)):
         raise ValueError("init array contains NaN or infinity.")
+    if not np.any(L):
+        raise ValueError("init array is all zeros: L = 0 is a stationary point of the metric learning losses "
+                         "(every distance is 0, the gradient vanishes), so nothing would be learned. Use "
+                         "'auto', 'identity', 'pca', 'lda', 'random' or a nonzero matrix.")
     return L
