@@ -55,9 +55,11 @@ class Interval:
         name = "an int" if self.kind is numbers.Integral else "a float"
         lb = "[" if self.closed in ("both", "left") else "("
         rb = "]" if self.closed in ("both", "right") else ")"
+        if self.low is None and self.high is None:
+            return f"a finite {name[2:] if name.startswith('a ') else name[3:]}"
         lo = "-inf" if self.low is None else f"{self.low:g}"
         hi = "inf" if self.high is None else f"{self.high:g}"
-        return f"{name} in the range {lb}{lo}, {hi}{rb}"
+        return f"a finite {name[2:] if name.startswith('a ') else name[3:]} in the range {lb}{lo}, {hi}{rb}"
 
 
 @dataclass(frozen=True)

@@ -52,8 +52,8 @@ def _cmd_fit(args) -> int:
         target = os.path.abspath(args.out if args.out.endswith(".npz") else args.out + ".npz")
         folder = os.path.dirname(target)
         if os.path.isdir(target) or not os.path.isdir(folder) or not os.access(folder, os.W_OK):
-            raise SystemExit(f"jaxdml fit: cannot write --out {args.out!r} (folder {folder!r} is missing "
-                             "or not writable, or the path is a folder).")
+            raise ValueError(f"cannot write --out {args.out!r} (folder {folder!r} is missing or not writable, "
+                             "or the path is a folder).")
 
     if args.cache:
         from jaxdml.compilation import enable_compilation_cache

@@ -198,3 +198,30 @@ def test_bad_settings_are_named(iris01, kw, match):
     kw = {"loss": "nca", **kw}
     with pytest.raises(ValueError, match=match):
         jaxdml.fit(X, y, **kw)
+
+
+# --------------------------------------------------------------------------- command line
+@pytest.mark.parametrize("argv,match", [
+    (["fit", "--loss", "ldml", "--dataset", "iris", "--param", "b=inf", "--quiet"], "finite"),
+    (["experiment", "dim", "--datasets", "iris", "--dims", "0,-1,99", "--algorithms", "PCA"], "positive integers"),
+    (["experiment", "dim", "--datasets", "iris", "--dims", "99", "--algorithms", "PCA"], "none of the dimensions"),
+    (["experiment", "basic", "--datasets", "iris", "--k", "500", "--algorithms", "Euclidean"], "k=500"),
+])
+def test_cli_rejects_bad_arguments(tmp_path, capsys, argv, match):
+    from jaxdml.cli import main
+
+    if argv[0] == "experiment":
+        argv = argv + ["--out", str(tmp_path / "out")]
+    assert main(argv) == 2
+    assert match in capsys.readouterr().err
+
+
+def test_cli_header_only_csv_and_file_as_out_folder(tmp_path, capsys):
+    from jaxdml.cli import main
+
+    csv = tmp_path / "h.csv"
+    csv.write_text("a,b,label\n")
+    assert main(["fit", "--loss", "nca", "--dataset", str(csv), "--quiet"]) == 2
+    assert "no data rows" in capsys.readouterr().err
+    assert main(["experiment", "basic", "--datasets", "iris", "--algorithms", "Euclidean", "--out", str(csv)]) == 2
+    assert "not a folder" in capsys.readouterr().err

@@ -58,7 +58,11 @@ def load_csv(path: str, *, target: int = -1, delimiter: str | None = None):
             return False
 
     start = 0 if numeric(rows[0]) else 1
-    width = len(rows[start]) if start < len(rows) else 0
+    if start >= len(rows):
+        raise ValueError(f"{path}: the file has a header line but no data rows.")
+    width = len(rows[start])
+    if width < 2:
+        raise ValueError(f"{path}: expected at least two columns (features and a label); found {width}.")
     X, y = [], []
     for lineno, row in enumerate(rows[start:], start=start + 1):
         if len(row) != width:

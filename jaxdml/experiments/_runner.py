@@ -168,7 +168,11 @@ def _units(exp, algs, data, dims):
     units = []
     for ds in data:
         if exp.rows == "dimensions":
-            for row, d in resolve_dimensions(dims, ds.n_features, ds.n_classes):
+            rows = resolve_dimensions(dims, ds.n_features, ds.n_classes)
+            if not rows:
+                raise ValueError(f"none of the dimensions {dims} applies to {ds.name!r} ({ds.n_features} features, "
+                                 f"{ds.n_classes} classes).")
+            for row, d in rows:
                 for a in algs:
                     ok = not (a.max_components == "classes-1" and d > ds.n_classes - 1)
                     units.append((ds, row, a, d, f"{a.label}@d={d}", ok))
@@ -270,6 +274,8 @@ def run_experiment(name: str, *, data_dir=None, datasets=None, k: Optional[int] 
     if k < 1:
         raise ValueError(f"k must be a positive integer; got {k}.")
     stem = exp.stem(k)
+    if out_dir is not None and Path(out_dir).exists() and not Path(out_dir).is_dir():
+        raise ValueError(f"the output folder {out_dir} exists and is not a folder; name a folder for --out.")
     algs = select_algorithms(exp.algorithms(k), algorithms, k=k)
     chosen = data_dir is not None  # a folder the user named must hold the data sets asked for
     if data_dir is None:
@@ -281,6 +287,14 @@ def run_experiment(name: str, *, data_dir=None, datasets=None, k: Optional[int] 
         raise ValueError("no datasets to run.")
     data = [load_folds(n, data_dir, n_folds=n_folds, seed=split_seed, bundled_fallback=not chosen) for n in names]
     dims = list(DIMENSIONS if dims is None else dims)
+    bad = [d for d in dims if d not in ("max", "classes-1") and (isinstance(d, bool) or not isinstance(d, int) or d < 1)]
+    if bad:
+        raise ValueError(f"dims must be positive integers, 'max' or 'classes-1'; got {bad}.")
+    if exp.uses_k:
+        smallest = min(min(len(f[1]) for f in ds.folds) for ds in data)
+        if k >= smallest:
+            raise ValueError(f"k={k} neighbours need more training samples than the smallest training fold has "
+                             f"({smallest}); choose k < {smallest}.")
     if cache_dir == "auto":
         cache_dir = None if out_dir is None else Path(out_dir) / "cache"
     cache = ResultCache(cache_dir)
