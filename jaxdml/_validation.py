@@ -7,7 +7,6 @@ fails with a message that names the problem instead of a NaN or a traceback from
 from __future__ import annotations
 
 import numbers
-import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +14,7 @@ import numpy as np
 from sklearn.utils.validation import check_array
 
 from .exceptions import InvalidParameterError
+from ._warnings import warn as _warn
 
 __all__ = [
     "Interval",
@@ -160,7 +160,7 @@ def check_data(X, y=None, *, owner: str = "fit", min_samples: int = 2, min_class
         return X, None
     y = np.asarray(y)
     if y.ndim == 2 and y.shape[1] == 1:
-        warnings.warn(f"{owner}: y is a column vector; it was flattened to 1-D.", stacklevel=3)
+        _warn(f"{owner}: y is a column vector; it was flattened to 1-D.")
         y = y.ravel()
     if y.ndim != 1:
         raise ValueError(f"{owner}: y must be 1-D (n_samples,); got shape {y.shape}.")

@@ -15,7 +15,7 @@ call :func:`disable_compilation_cache`. A cache directory the user configured in
 from __future__ import annotations
 
 import os
-import warnings
+from ._warnings import warn as _warn
 
 __all__ = [
     "enable_compilation_cache",
@@ -124,8 +124,8 @@ def ensure_default_cache() -> None:
     try:
         enable_compilation_cache()
     except OSError as exc:
-        warnings.warn(
+        _warn(
             f"jaxdml: cannot create the compilation cache folder ({exc}); compiling without a "
             "persistent cache. Set JAXDML_CACHE_DIR to a writable folder, or "
-            "JAXDML_COMPILATION_CACHE=0 to silence this.", RuntimeWarning, stacklevel=2,
+            "JAXDML_COMPILATION_CACHE=0 to silence this.", RuntimeWarning
         )

@@ -9,7 +9,6 @@ folds of a cross-validation, share one compiled executable.
 
 from __future__ import annotations
 
-import warnings
 from typing import NamedTuple, Optional
 
 import jax
@@ -19,6 +18,7 @@ from sklearn.neighbors import NearestNeighbors
 
 from ._padding import bucket_size
 from ._validation import check_data, encode_labels
+from ._warnings import warn as _warn
 
 __all__ = [
     "LabeledProblem",
@@ -129,11 +129,10 @@ def target_neighbors(X: np.ndarray, codes: np.ndarray, k: int, *, warn: bool = T
             targets[idx, :kc] = idx[nbr]
             mask[idx, :kc] = 1.0
     if small and warn:
-        warnings.warn(
+        _warn(
             f"{len(small)} class(es) have too few samples for n_neighbors={k} target neighbours "
             f"(class code, size: {small[:5]}); their samples use fewer target neighbours.",
-            UserWarning,
-            stacklevel=3,
+            UserWarning
         )
     return targets, mask
 

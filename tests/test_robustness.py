@@ -225,3 +225,29 @@ def test_cli_header_only_csv_and_file_as_out_folder(tmp_path, capsys):
     assert "no data rows" in capsys.readouterr().err
     assert main(["experiment", "basic", "--datasets", "iris", "--algorithms", "Euclidean", "--out", str(csv)]) == 2
     assert "not a folder" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- conventions
+def test_warnings_point_at_the_callers_line(iris01):
+    import warnings as _w
+
+    X, y = iris01
+    with _w.catch_warnings(record=True) as caught:
+        _w.simplefilter("always")
+        jaxdml.fit(X, y, loss="nca", max_iter=1)
+        jaxdml.NCA(max_iter=1).fit(X, y)
+        jaxdml.ITML(max_iter=1).fit(X, y)
+    assert len(caught) >= 3 and {w.filename for w in caught} == {__file__}
+
+
+@pytest.mark.parametrize("est", [jaxdml.NCA(max_iter=3), jaxdml.LDA(), jaxdml.KDA(), jaxdml.ITML(max_iter=3)])
+def test_feature_names_out_and_pandas_output(iris01, est):
+    import warnings as _w
+
+    X, y = iris01
+    with _w.catch_warnings():
+        _w.simplefilter("ignore")
+        est.fit(X, y)
+    names = est.get_feature_names_out()
+    prefix = type(est).__name__.lower()
+    assert list(names) == [f"{prefix}{i}" for i in range(est.transform(X).shape[1])]

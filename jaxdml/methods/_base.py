@@ -7,7 +7,7 @@ import numbers
 
 import numpy as np
 import optax
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import Interval, Options, check_class_labels, check_params, check_scale
@@ -17,7 +17,7 @@ from ._record import KERNEL_CONSTRAINTS, SETTINGS, Method
 __all__ = ["BaseMetricLearner", "GradientMetricLearner", "KernelMetricLearner"]
 
 
-class BaseMetricLearner(TransformerMixin, BaseEstimator):
+class BaseMetricLearner(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """A Mahalanobis metric learner with scikit-learn's transformer API.
 
     Subclasses set ``_record`` (their :class:`Method` record; ``_method`` is its name), list their

@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import numbers
 import time
-import warnings
 
 import jax
 import jax.numpy as jnp
@@ -31,6 +30,7 @@ from ..solvers._driver import make_optimizer, minimize, uses_linesearch
 from ..solvers._init import initial_components
 from ..solvers._result import FittedMetric
 from ._record import GRADIENT_SETTINGS, Method
+from .._warnings import warn as _warn
 
 __all__ = ["gradient_method", "solve_loss", "finish", "combined_loss", "GRADIENT_CONSTRAINTS", "BLOCK_ELEMENTS"]
 
@@ -81,7 +81,7 @@ def combined_loss(fns: tuple, accepted: tuple, name: str):
     return combined
 
 
-def finish(res, name: str, max_iter: int, tol: float, *, stacklevel: int = 4):
+def finish(res, name: str, max_iter: int, tol: float):
     """``(n_iter, loss history)`` of a driver result; warns when it failed or did not converge."""
     n_iter = int(res.n_iter)  # blocks until the solve is done
     hist = np.asarray(res.loss_history, dtype=np.float64)[: n_iter + 1]
@@ -92,14 +92,14 @@ def finish(res, name: str, max_iter: int, tol: float, *, stacklevel: int = 4):
                 f"loss {name!r} is not finite at the initial point; check the data scale and "
                 "hyper-parameters."
             )
-        warnings.warn(
+        _warn(
             f"loss {name!r} became non-finite after {n_iter} iterations; returning the best finite "
-            "iterate.", RuntimeWarning, stacklevel=stacklevel,
+            "iterate.", RuntimeWarning
         )
     elif not bool(res.converged):
-        warnings.warn(
+        _warn(
             f"{name}: the optimisation did not converge in max_iter={max_iter} iterations "
-            f"(tol={tol}); increase max_iter.", ConvergenceWarning, stacklevel=stacklevel,
+            f"(tol={tol}); increase max_iter.", ConvergenceWarning
         )
     return n_iter, hist
 
@@ -233,7 +233,7 @@ def solve_loss(spec: LossSpec, name: str, X, codes, n_classes, *, n_components, 
     res = minimize(spec.fn, params0, problem, optimizer=optimizer, projection=projection, max_iter=max_iter,
                    tol=tol, learning_rate=learning_rate, hyper=hyper, verbose=verbose, batch_size=batch_size,
                    key=key, n_candidates=n_candidates, devices=devices)
-    n_iter, hist = finish(res, name, max_iter, tol, stacklevel=5)
+    n_iter, hist = finish(res, name, max_iter, tol)
     t_end = time.perf_counter()
     params = np.asarray(res.params, dtype=np.float64)
     L, metric = params, None

@@ -9,12 +9,12 @@ executable.
 
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 
 from ..kernels import check_kernel_params, kernel_matrix
 from ..solvers._result import KernelFittedMetric
+from .._warnings import warn as _warn
 
 __all__ = ["linear_neighbourhoods", "kernel_neighbourhoods", "training_kernel", "kernel_result",
            "KERNEL_DOC", "KERNEL_ATTRIBUTES"]
@@ -26,16 +26,16 @@ def _warn_small(codes, n_same, n_diff, names, owner):
     counts = counts[counts > 0]
     n = codes.size
     if n_same is not None and np.any(counts - 1 < n_same):
-        warnings.warn(
+        _warn(
             f"{owner}: {names[0]}={n_same} but the smallest class has {counts.min()} sample(s); samples of "
             f"classes with at most {n_same} members use all their classmates (average over fewer neighbours).",
-            UserWarning, stacklevel=4,
+            UserWarning
         )
     if n_diff is not None and np.any(n - counts < n_diff):
-        warnings.warn(
+        _warn(
             f"{owner}: {names[1]}={n_diff} but the largest class leaves only {n - counts.max()} sample(s) of "
             "other classes; its samples use all of them.",
-            UserWarning, stacklevel=4,
+            UserWarning
         )
 
 

@@ -21,7 +21,6 @@ same ``pairs``/``similar`` in ``fit`` (:class:`PairsMetricLearner`).
 from __future__ import annotations
 
 import numbers
-import warnings
 
 import numpy as np
 from sklearn.utils.validation import validate_data
@@ -31,6 +30,7 @@ from .._validation import Interval, check_params
 from ..exceptions import ConvergenceWarning
 from ..problems import make_pairs_problem, make_problem, pairs_from_labels
 from ._base import BaseMetricLearner
+from .._warnings import warn as _warn
 
 __all__ = ["PairsMetricLearner", "PAIRS_CONSTRAINTS", "ESTIMATOR_CONSTRAINTS", "supervision", "sample_pairs",
            "pair_problem", "similar_scatter64", "warn_not_converged", "DENSE_PAIRS_LIMIT", "SAMPLED_PAIRS",
@@ -83,8 +83,8 @@ def supervision(name, X, codes, n_classes, pairs, similar):
     s = np.asarray(prob.similar, np.float64)
     keep = a != b
     if not np.all(keep):
-        warnings.warn(f"method {name!r}: {int(np.sum(~keep))} pair(s) of a row with itself ignored.",
-                      UserWarning, stacklevel=4)
+        _warn(f"method {name!r}: {int(np.sum(~keep))} pair(s) of a row with itself ignored.",
+                      UserWarning)
         a, b, s = a[keep], b[keep], s[keep]
     return a, b, s
 
@@ -136,9 +136,9 @@ def check_both_kinds(name, s):
 
 
 def warn_not_converged(name, max_iter, tol):
-    warnings.warn(
+    _warn(
         f"{name}: the optimisation did not converge in max_iter={max_iter} iterations (tol={tol}); "
-        "increase max_iter.", ConvergenceWarning, stacklevel=5,
+        "increase max_iter.", ConvergenceWarning
     )
 
 
