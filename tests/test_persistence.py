@@ -72,3 +72,22 @@ def test_cli_unwritable_out_fails_before_fitting(tmp_path):
                           "--quiet", "--out", str(tmp_path / "missing" / "m.npz")], capture_output=True,
                          text=True, timeout=300)
     assert res.returncode != 0 and "cannot write --out" in res.stderr and "accuracy" not in res.stdout
+
+
+def test_estimators_with_optax_optimizers_pickle_across_processes(tmp_path, iris):
+    import pickle
+
+    import optax
+
+    X, y = iris
+    est = jaxdml.NCA(optimizer=optax.chain(optax.clip(1.0), optax.adam(1e-2)), max_iter=5).fit(X, y)
+    path = tmp_path / "est.pkl"
+    path.write_bytes(pickle.dumps(est))
+    code = ("import pickle, sys, numpy as np; est = pickle.loads(open(sys.argv[1], 'rb').read()); "
+            "from sklearn.datasets import load_iris; from sklearn.preprocessing import minmax_scale; "
+            "X = minmax_scale(load_iris(return_X_y=True)[0]); np.save(sys.argv[2], est.transform(X)); "
+            "est.fit(X, load_iris(return_X_y=True)[1])")  # the restored optimizer still trains
+    res = subprocess.run([sys.executable, "-c", code, str(path), str(tmp_path / "z.npy")], capture_output=True,
+                         text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    np.testing.assert_array_equal(np.load(tmp_path / "z.npy"), est.transform(X))

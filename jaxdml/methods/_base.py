@@ -17,6 +17,13 @@ from ._record import KERNEL_CONSTRAINTS, SETTINGS, Method
 __all__ = ["BaseMetricLearner", "GradientMetricLearner", "KernelMetricLearner"]
 
 
+class _ByValue:
+    """A cloudpickled object inside an ordinary pickle (restored by ``__setstate__``)."""
+
+    def __init__(self, payload: bytes):
+        self.payload = payload
+
+
 class BaseMetricLearner(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """A Mahalanobis metric learner with scikit-learn's transformer API.
 
@@ -40,6 +47,24 @@ class BaseMetricLearner(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
     def _get_record(self) -> Method:
         """The method record this estimator runs (a subclass may choose by its parameters)."""
         return self._record
+
+    # ------------------------------------------------------------------ pickling
+    def __getstate__(self):
+        state = super().__getstate__()
+        opt = state.get("optimizer")
+        if opt is not None and not isinstance(opt, str):
+            # optax transformations are closures: pickle them by value (code included)
+            import cloudpickle
+
+            state = {**state, "optimizer": _ByValue(cloudpickle.dumps(opt))}
+        return state
+
+    def __setstate__(self, state):
+        if isinstance(state.get("optimizer"), _ByValue):
+            import pickle
+
+            state = {**state, "optimizer": pickle.loads(state["optimizer"].payload)}
+        super().__setstate__(state)
 
     # ------------------------------------------------------------------ fitting
     def _fit_kwargs(self) -> dict:
