@@ -196,6 +196,11 @@ def _anmm(X, codes, n_classes, *, n_components, n_friends=3, n_enemies=1, pad_to
     return dict(L=L[:n_components], info=dict(eigenvalues=w, margin=float(w[:n_components].sum())))
 
 
+def _dmlmj_scaling(reg):
+    """reg=0 is the paper's DMLMJ (rows Sigma_S-normalised); reg > 0 adds the sqrt(lambda) scaling."""
+    return "none" if float(reg) == 0.0 else "sqrt"
+
+
 @_strict("dmlmj")
 def _dmlmj(X, codes, n_classes, *, n_components, n_neighbors=3, reg=0.1, pad_to="auto", random_state=None,
            max_iter=None, tol=None, verbose=0):
@@ -203,7 +208,8 @@ def _dmlmj(X, codes, n_classes, *, n_components, n_neighbors=3, reg=0.1, pad_to=
     nb = _linear_neighbourhoods(X, codes, n_neighbors, n_neighbors, ("n_neighbors", "n_neighbors"), "DMLMJ")
     bucket = _bucket(n, pad_to)
     pos, pmask, neg, nmask = _pad_neighbourhoods(n, bucket, *nb)
-    L, lam = x64_call(dmlmj_components, _pad_rows(X, bucket), pos, neg, d, float(reg), pmask, nmask)
+    L, lam = x64_call(dmlmj_components, _pad_rows(X, bucket), pos, neg, d, float(reg), pmask, nmask,
+                      scaling=_dmlmj_scaling(reg))
     top = lam[:n_components]
     return dict(L=L[:n_components], info=dict(eigenvalues=lam, objective=float(np.sum(top + 1.0 / top))))
 
@@ -281,7 +287,8 @@ def _kdmlmj(X, codes, n_classes, *, n_components, n_neighbors=3, reg=0.1, kernel
     nb = _kernel_neighbourhoods(K, codes, n_neighbors, n_neighbors, ("n_neighbors", "n_neighbors"), "KDMLMJ")
     bucket = _bucket(n, pad_to)
     pos, pmask, neg, nmask = _pad_neighbourhoods(n, bucket, *nb)
-    A, lam = x64_call(kdmlmj_components, _pad_square(K, bucket), pos, neg, bucket, float(reg), pmask, nmask)
+    A, lam = x64_call(kdmlmj_components, _pad_square(K, bucket), pos, neg, bucket, float(reg), pmask, nmask,
+                      scaling=_dmlmj_scaling(reg))
     return _kernel_result(A, n_components, X, kernel, params, dict(eigenvalues=lam))
 
 
