@@ -147,26 +147,40 @@ class LSI(_PairsMetricLearner):
         \max_{M \succeq 0} \sum_{(i,j)\in D} \|x_i - x_j\|_M \quad\text{s.t.}\quad
         \sum_{(i,j)\in S}\|x_i - x_j\|_M^2 \le 1
 
-    by projected gradient ascent with Dykstra's iterated projections onto the half-space and the
-    PSD cone (:func:`jaxdml.losses.lsi_solve`). From labels, ``S``/``D`` are all same-/different-
-    label pairs of the training set (up to 3000 samples; sampled pairs above).
+    solved in float64 by spectral projected gradient on the whitened feasible set (exact
+    projections), stopped by a certified duality gap (:func:`jaxdml.losses.lsi_solve`). From
+    labels, ``S``/``D`` are all same-/different-label pairs of the training set (up to 3000
+    samples; sampled pairs above).
+
+    ``reg=0`` is Xing et al.'s problem exactly. Its optimum is typically of rank 1-3 on labelled
+    data, which costs k-NN accuracy (wine: 0.905 vs 0.961 Euclidean). The default ``reg=0.1`` is
+    a documented departure: it solves, to the same certified accuracy, the regularised problem
+
+    .. math::
+
+        \max_{M \succeq 0} \sum_{(i,j)\in D} \|x_i - x_j\|_M
+        + \rho \frac{f(M_0)}{r} \log\det M \quad\text{s.t.}\quad
+        \Big\langle X_S + \rho \tfrac{\operatorname{tr} X_S}{d} I, M\Big\rangle \le 1
+
+    (:math:`\rho` = ``reg``, :math:`f(M_0)` the objective at the scaled identity, ``r`` the
+    rank): the log-det term keeps the metric full rank and the ridge bounds the weight of
+    directions of vanishing within-class spread. ``reg`` was chosen on a tuning half of the KEEL
+    data sets only (see ``jaxdml.solvers._constraints.LSI_DEFAULT_REG``).
 
     Parameters
     ----------
     learning_rate : float, default=0.02
-        Initial relative step (grown by 1.2 after a successful step, halved otherwise).
+        First trial step, relative to ``|M| / |grad|`` (later steps are Barzilai-Borwein).
     n_constraints : int, default=None
         Sample this many pairs of each kind instead of using all pairs.
-    reg : float, default=0.01
-        Ridge ``reg * tr(X_S) / d * I`` added to the similarity scatter in the constraint, so that
-        directions of vanishing within-class spread cannot take the whole metric (0: none).
+    reg : float, default=0.1
+        Strength of the regularisation above (0: the plain problem).
     max_iter : int, default=None
-        Gradient steps. The default (None) takes at most 50 steps from the identity (no
-        ConvergenceWarning then): LSI's optimum is usually of low rank, which hurts k-NN on
-        many-class data, and the bounded path doubles as an early-stopping regulariser. Set it
-        (e.g. 200) to solve the problem to ``tol``.
+        Projected-gradient steps (None: 2000). A run that stops here warns
+        (ConvergenceWarning) and reports ``converged_=False``.
     tol : float, default=1e-5
-        Relative objective improvement (or relative step) below which it stops.
+        Duality-gap tolerance: stops when the objective is certified within ``tol`` (relative)
+        of the optimum.
     random_state : int, RandomState or None
     verbose : int, default=0
 
@@ -188,7 +202,7 @@ class LSI(_PairsMetricLearner):
     _parameter_constraints = {**_COMMON, "learning_rate": [Interval(numbers.Real, 0, None, closed="neither")],
                               "reg": [Interval(numbers.Real, 0, None, closed="left")]}
 
-    def __init__(self, learning_rate=0.02, *, reg=0.01, n_constraints=None, max_iter=None, tol=1e-5,
+    def __init__(self, learning_rate=0.02, *, reg=0.1, n_constraints=None, max_iter=None, tol=1e-5,
                  random_state=None, verbose=0):
         self.learning_rate = learning_rate
         self.reg = reg
