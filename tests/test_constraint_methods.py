@@ -220,14 +220,14 @@ def test_lsi_feasible_and_better_than_identity(wine_scaled):
 
 
 def _slsqp_lsi(X, y, A, mu=0.0):
-    """Independent reference: SLSQP on M = L^T L (scipy), objective sum_D |L z| (+ mu f0/d log det M)
+    """Independent reference: SLSQP on M = L^T L (scipy), objective sum_D |L z| (+ mu f0 log det M)
     under <A, L^T L> <= 1, best of a few starts. Returns the optimal value."""
     from scipy.optimize import minimize
     S, D = ref_pairs(y)
     Z = np.array([X[i] - X[j] for i, j in D])
     d = X.shape[1]
     f0 = np.sum(np.sqrt(np.sum(Z * Z, axis=1) / np.trace(A)))
-    c = mu * f0 / d
+    c = mu * f0
 
     def obj(v):
         L = v.reshape(d, d)
@@ -269,7 +269,8 @@ def test_lsi_reaches_the_optimum_of_an_independent_optimiser(x64):
     reg = 0.1
     A = XS + reg * np.trace(XS) / 4 * np.eye(4)
     m = jaxdml.fit(X, y, loss="lsi", reg=reg, tol=1e-9)
-    ref, c = _slsqp_lsi(X, y, A, mu=reg)
+    from jaxdml.solvers._constraints import LSI_LOGDET_PER_REG
+    ref, c = _slsqp_lsi(X, y, A, mu=reg * LSI_LOGDET_PER_REG)
     value = ref_lsi(m.M, X, y)[0] + c * np.linalg.slogdet(m.M)[1]
     assert m.converged and value == pytest.approx(ref, rel=1e-6, abs=1e-6 * abs(ref))
 

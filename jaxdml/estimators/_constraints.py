@@ -159,11 +159,12 @@ class LSI(_PairsMetricLearner):
     .. math::
 
         \max_{M \succeq 0} \sum_{(i,j)\in D} \|x_i - x_j\|_M
-        + \rho \frac{f(M_0)}{r} \log\det M \quad\text{s.t.}\quad
+        + 0.3 \rho f(M_0) \log\det M \quad\text{s.t.}\quad
         \Big\langle X_S + \rho \tfrac{\operatorname{tr} X_S}{d} I, M\Big\rangle \le 1
 
-    (:math:`\rho` = ``reg``, :math:`f(M_0)` the objective at the scaled identity, ``r`` the
-    rank): the log-det term keeps the metric full rank and the ridge bounds the weight of
+    (:math:`\rho` = ``reg``, :math:`f(M_0)` the objective at the scaled identity): the log-det
+    term (a weight per direction, so it pulls harder in higher dimension) keeps the metric full
+    rank and the ridge bounds the weight of
     directions of vanishing within-class spread. ``reg`` was chosen on a tuning half of the KEEL
     data sets only (see ``jaxdml.solvers._constraints.LSI_DEFAULT_REG``).
 

@@ -251,12 +251,14 @@ def lsi_solve(M0, problem, A, *, max_iter: int = 1000, tol=1e-6, logdet=0.0, lea
     .. math::
 
         \max_{M} F(M) = \sum_{(i,j)\in D} \|x_i - x_j\|_M
-        + \mu \frac{f(M_0)}{r} \log\det{}_+ (W^{+} M W^{+T})
+        + \mu f(M_0) \log\det{}_+ (W^{+} M W^{+T})
         \quad \text{s.t.}\quad \langle A, M\rangle \le 1,\quad M \succeq 0,
 
     where :math:`\mu` = ``logdet`` (0: Xing et al.'s problem; > 0: a log-det barrier that keeps
-    the metric full rank, see ``jaxdml.fit(loss="lsi")``), :math:`r` the rank of ``A`` and
-    :math:`f(M_0)` the LSI objective at the start, which makes :math:`\mu` scale free. ``F`` is
+    the metric full rank, see ``jaxdml.fit(loss="lsi")``; the weight is per direction, so the
+    term's pull grows with the rank ``r`` of ``A``), :math:`\log\det_+` the log-determinant on the
+    range of ``A`` and :math:`f(M_0)` the LSI objective at the start, which makes :math:`\mu`
+    scale free. ``F`` is
     concave. Whitening by ``A`` (:func:`lsi_whitening`, ``M = W N W^T``) maps the feasible set
     onto the spectraplex :math:`\{N \succeq 0, \operatorname{tr} N \le 1\}`, whose projection is
     exact, so every iterate is feasible. Steps: spectral projected gradient (Barzilai-Borwein
@@ -302,13 +304,12 @@ def lsi_solve(M0, problem, A, *, max_iter: int = 1000, tol=1e-6, logdet=0.0, lea
     A = jnp.asarray(A, dtype)
     wh = lsi_whitening(A, rtol)
     pw = problem._replace(X=problem.X @ wh.W)
-    r = jnp.maximum(jnp.sum(wh.keep), 1.0)
     null = jnp.diag(1.0 - wh.keep)
     tiny = jnp.finfo(dtype).tiny
     N0 = symmetrize(wh.W_pinv @ jnp.asarray(M0, dtype) @ wh.W_pinv.T)
     N0 = N0 / jnp.maximum(jnp.trace(N0), tiny)
     f0 = lsi_objective(N0, pw)
-    mu = jnp.asarray(logdet, dtype) * f0 / r
+    mu = jnp.asarray(logdet, dtype) * f0
     tol = jnp.asarray(tol, dtype)
 
     vg_lsi = jax.value_and_grad(lsi_objective)
