@@ -153,8 +153,9 @@ class LSI(_PairsMetricLearner):
     samples; sampled pairs above).
 
     ``reg=0`` is Xing et al.'s problem exactly. Its optimum is typically of rank 1-3 on labelled
-    data, which costs k-NN accuracy (wine: 0.905 vs 0.961 Euclidean). The default ``reg=0.1`` is
-    a documented departure: it solves, to the same certified accuracy, the regularised problem
+    data, which costs k-NN accuracy (wine, 10-fold 3-NN: 0.905 vs 0.961 Euclidean). The default
+    ``reg=0.1`` is a documented departure: it solves, to the same certified accuracy, the
+    regularised problem
 
     .. math::
 
@@ -164,9 +165,10 @@ class LSI(_PairsMetricLearner):
 
     (:math:`\rho` = ``reg``, :math:`f(M_0)` the objective at the scaled identity): the log-det
     term (a weight per direction, so it pulls harder in higher dimension) keeps the metric full
-    rank and the ridge bounds the weight of
-    directions of vanishing within-class spread. ``reg`` was chosen on a tuning half of the KEEL
-    data sets only (see ``jaxdml.solvers._constraints.LSI_DEFAULT_REG``).
+    rank and the ridge bounds the weight of directions of vanishing within-class spread. ``reg``
+    was chosen on a tuning half of the KEEL data sets only; on the other half the mean 10-fold
+    k-NN accuracy (k = 3, 5, 7) is 0.831, 0.831, 0.826 against 0.821, 0.822, 0.817 for the
+    published LSI (see ``jaxdml.solvers._constraints.LSI_DEFAULT_REG``).
 
     Parameters
     ----------
