@@ -166,6 +166,59 @@ def test_dmlmj_full_dimension_metric(wine):
     np.testing.assert_allclose(res.M, M, rtol=1e-6, atol=1e-8 * np.abs(M).max())
 
 
+def test_dmlmj_reg0_is_the_paper_and_ignores_a_constant_column(wine):
+    """reg=0: eigenvectors of Sigma_S^-1 Sigma_D ranked by lambda + 1/lambda, Sigma_S-normalised
+    (M = Sigma_S^-1, scipy reference); a constant column (no data) changes nothing: its direction
+    ranks last with a zero row, the first row is the paper's, and 3-NN accuracy is the same."""
+    X, y = wine
+    pos, neg = naive_neighbourhoods(sq_dists(X), y, 3, 3)
+    S, D = dmlmj_matrices(X, pos, neg)
+    lam_ref, V_ref = scipy.linalg.eigh(D, S)  # V^T S V = I
+    order = np.argsort(-(lam_ref + 1 / lam_ref))
+    res = jaxdml.fit(X, y, loss="dmlmj", reg=0)
+    np.testing.assert_allclose(res.info["eigenvalues"], lam_ref[order], rtol=1e-8)
+    np.testing.assert_allclose(np.abs(res.L), np.abs(V_ref[:, order].T), rtol=1e-6, atol=1e-8 * np.abs(V_ref).max())
+    np.testing.assert_allclose(res.M, np.linalg.inv(S), rtol=1e-6, atol=1e-8 * np.abs(np.linalg.inv(S)).max())
+    Xc = np.c_[X[:, :4], np.full(len(X), 0.5), X[:, 4:]]  # a constant column in the middle
+    rc = jaxdml.fit(Xc, y, loss="dmlmj", reg=0)
+    assert np.linalg.norm(rc.L[0]) > 0.5 * np.linalg.norm(res.L[0])
+    Lc = np.delete(rc.L[:13], 4, axis=1)
+    Lc *= np.sign(np.sum(Lc * res.L, axis=1))[:, None]  # eigenvectors are defined up to sign
+    np.testing.assert_allclose(Lc, res.L, rtol=1e-6, atol=1e-8 * np.abs(res.L).max())
+    assert np.abs(rc.L[:, 4]).max() <= 1e-10 * np.abs(rc.L).max() and np.all(rc.L[13] == 0)
+    assert rc.info["eigenvalues"][13] == 1.0
+    assert np.linalg.norm(rc.L, axis=1).max() <= 1.0 + np.linalg.norm(res.L, axis=1).max()
+    cv = StratifiedKFold(5, shuffle=True, random_state=0)
+    for tr, te in cv.split(X, y):
+        a = jaxdml.fit(X[tr], y[tr], loss="dmlmj", reg=0).transform
+        b = jaxdml.fit(Xc[tr], y[tr], loss="dmlmj", reg=0).transform
+        acc_a = KNeighborsClassifier(3).fit(a(X[tr]), y[tr]).score(a(X[te]), y[te])
+        acc_b = KNeighborsClassifier(3).fit(b(Xc[tr]), y[tr]).score(b(Xc[te]), y[te])
+        assert acc_a == acc_b
+    # the default ridge keeps the sqrt(lambda) scaling, and the no-data direction still ranks last
+    rd = jaxdml.fit(Xc, y, loss="dmlmj")
+    assert rd.info["eigenvalues"][13] == 1.0 and np.all(rd.L[13] == 0) and np.linalg.norm(rd.L[0]) > 0
+
+
+def test_kdmlmj_reg0_no_data_direction_ranks_last(wine_small):
+    """In feature space no difference vector spans the mean direction: with reg=0 it must not rank
+    first (it used to, as an all-zero row followed by rows of norm ~1e13). The linear kernel
+    reproduces DMLMJ(reg=0) distances."""
+    X, y = wine_small
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lin = jaxdml.fit(X, y, loss="kdmlmj", kernel="linear", reg=0)
+        rbf = jaxdml.fit(X, y, loss="kdmlmj", kernel="rbf", reg=0)
+    ref = jaxdml.fit(X, y, loss="dmlmj", reg=0)
+    Zk, Zl = lin.transform(X), ref.transform(X)
+    np.testing.assert_allclose(sq_dists(Zk), sq_dists(Zl), rtol=1e-6, atol=1e-8 * sq_dists(Zl).max())
+    for r in (lin, rbf):
+        norms = np.linalg.norm(r.A, axis=1)
+        assert norms[0] > 0 and np.all(np.isfinite(r.transform(X)))
+        assert r.info["eigenvalues"][-1] == 1.0  # the no-data direction comes last
+    assert np.linalg.norm(lin.A, axis=1).max() < 1e6
+
+
 def test_kda_is_optimal(wine_small):
     X, y = wine_small
     reg = 1e-6

@@ -21,9 +21,10 @@ def _pair_weights(idx, mask, dtype):
     return m / jnp.maximum(jnp.sum(m), 1.0)
 
 
-@functools.partial(jax.jit, static_argnames=("n_components", "use_factor"))
+@functools.partial(jax.jit, static_argnames=("n_components", "use_factor", "scaling"))
 def dmlmj_components(X, positive_idx, negative_idx, n_components: int, reg=0.1, positive_mask=None,
-                     negative_mask=None, feature_mask=None, use_factor: bool = True):
+                     negative_mask=None, feature_mask=None, use_factor: bool = True, scaling: str = "sqrt",
+                     span_tol=1e-10):
     r"""DMLMJ: the map maximising the Jeffrey divergence between the neighbour-difference spaces.
 
     .. math::
@@ -35,23 +36,41 @@ def dmlmj_components(X, positive_idx, negative_idx, n_components: int, reg=0.1, 
     :math:`\Sigma_D` likewise over the ``k``-negative ones ``negative_idx``. ``J`` is twice the
     Jeffrey divergence between the zero-mean Gaussians of the projected differences, plus ``2 d'``.
     Both covariances are shrunk by the same ridge,
-    :math:`\Sigma_\bullet + \epsilon \frac{\operatorname{tr}\Sigma_S}{d} I` with
-    :math:`\epsilon` = ``reg`` (this makes :math:`\Sigma_S` invertible and, being common to both,
-    leaves directions without data at :math:`\lambda = 1`, i.e. non-discriminative). By seed
-    thm:eigen_trace_ratio_sym_opt the rows of ``L`` are eigenvectors of
+    :math:`\Sigma_\bullet + \epsilon \frac{\operatorname{tr}\Sigma_S}{r} I` with
+    :math:`\epsilon` = ``reg`` (``r``: the number of coordinates, or of ``feature_mask`` ones).
+    By seed thm:eigen_trace_ratio_sym_opt the rows of ``L`` are eigenvectors of
     :math:`\Sigma_S^{-1}\Sigma_D` (:math:`\Sigma_D v = \lambda \Sigma_S v`) with the largest
     :math:`\lambda + 1/\lambda`. They are computed by whitening :math:`\Sigma_S` through the SVD of
     its factor (the weighted neighbour differences stacked over the ridge rows), which stays
     accurate when :math:`\Sigma_S` is ill-conditioned.
 
-    Scaling of the rows (``J`` is invariant to it, k-NN is not): each eigenvector is
-    :math:`\Sigma_S`-normalised and multiplied by :math:`\sqrt{\lambda}`, so
-    :math:`L \Sigma_S L^T = \Lambda` and :math:`L \Sigma_D L^T = \Lambda^2`. The embedding whitens
-    same-class neighbour differences and then stretches every direction by the square root of its
-    ratio of different-class to same-class neighbour variance; directions where other classes
-    are closer than one's own (:math:`\lambda < 1`) are shrunk. At full dimension
-    :math:`M = \Sigma_S^{-1}\Sigma_D\Sigma_S^{-1}` (pure whitening would give
-    :math:`M = \Sigma_S^{-1}` and ignore :math:`\Sigma_D` altogether).
+    Directions without data: the problem is solved on the span of :math:`\Sigma_S + \Sigma_D`
+    (eigenvalues above ``span_tol`` times the largest). Directions where both difference spaces
+    vanish (a constant column; in a kernel space the direction of the mean) carry no
+    information: they get :math:`\lambda = 1` (the least discriminative value, so they are
+    ranked last) and zero rows, for every ``reg`` (without this, ``reg=0`` would give them
+    :math:`\lambda \approx 0` and rank them first). Directions where :math:`\Sigma_S` alone
+    vanishes (:math:`\lambda = \infty`; typical in kernel spaces, where the class-separating
+    directions have no same-class spread) are ranked first, with :math:`\Sigma_S` floored at
+    ``1e-14`` (factor path) / ``1e-12`` (Cholesky path) of its scale; ``reg > 0`` is the remedy.
+
+    Scaling of the rows (``J`` is invariant to it, k-NN is not):
+
+    * ``scaling="none"`` - the paper's (and pyDML's) solution: eigenvectors
+      :math:`\Sigma_S`-normalised (:math:`L \Sigma_S L^T = I`), so that at full dimension
+      :math:`M = L^T L = \Sigma_S^{-1}` on the span of the data (0 on the directions without
+      data). With ``reg=0`` this is exactly Nguyen et al.'s DMLMJ; ``jaxdml.fit(loss="dmlmj",
+      reg=0)`` uses it.
+    * ``scaling="sqrt"`` (default; used by ``jaxdml.fit`` when ``reg > 0``) - a departure from
+      the paper: each :math:`\Sigma_S`-normalised eigenvector is multiplied by
+      :math:`\sqrt{\lambda}`, so :math:`L \Sigma_S L^T = \Lambda` and
+      :math:`L \Sigma_D L^T = \Lambda^2`. The embedding whitens same-class neighbour differences
+      and then stretches every direction by the square root of its ratio of different-class to
+      same-class neighbour variance; directions where other classes are closer than one's own
+      (:math:`\lambda < 1`) are shrunk. At full dimension
+      :math:`M = \Sigma_S^{-1}\Sigma_D\Sigma_S^{-1}` (the paper's :math:`M = \Sigma_S^{-1}` ignores
+      :math:`\Sigma_D` at full dimension). Together with the ridge (``reg=0.1``) this is the
+      library's default, chosen for k-NN accuracy; ``reg=0`` returns to the paper.
 
     Parameters
     ----------
@@ -69,12 +88,17 @@ def dmlmj_components(X, positive_idx, negative_idx, n_components: int, reg=0.1, 
         Whiten :math:`\Sigma_S` through the SVD of its factor (accurate even when ill-conditioned)
         or through the Cholesky factor of the ridged matrix (cheaper when ``d`` is large, as for
         kernel coordinates).
+    scaling : {"sqrt", "none"} (static)
+        Row scaling, see above (``"none"``: the paper's).
+    span_tol : float
+        Relative eigenvalue of :math:`\Sigma_S + \Sigma_D` below which a direction has no data.
 
     Returns
     -------
-    L : (n_components, d) array.
+    L : (n_components, d) array (zero rows for directions without data).
     eigenvalues : (d,) the :math:`\lambda` of all eigenvectors, ordered by decreasing
-        :math:`\lambda + 1/\lambda` (the first ``n_components`` belong to the rows of ``L``).
+        :math:`\lambda + 1/\lambda` (the first ``n_components`` belong to the rows of ``L``);
+        directions without data come last, with :math:`\lambda = 1`.
 
     Examples
     --------
@@ -93,6 +117,8 @@ def dmlmj_components(X, positive_idx, negative_idx, n_components: int, reg=0.1, 
     """
     n, d = X.shape
     dt = X.dtype
+    if scaling not in ("sqrt", "none"):
+        raise ValueError(f"scaling must be 'sqrt' or 'none'; got {scaling!r}.")
     wp = _pair_weights(positive_idx, positive_mask, dt)
     wn = _pair_weights(negative_idx, negative_mask, dt)
     r = d if feature_mask is None else jnp.maximum(jnp.sum(feature_mask), 1.0)
@@ -105,28 +131,48 @@ def dmlmj_components(X, positive_idx, negative_idx, n_components: int, reg=0.1, 
     scale = jnp.trace(Sigma_S) / r
     scale = jnp.where(scale > 0, scale, jnp.maximum(jnp.trace(Sigma_D) / r, 1.0))
     ridge = reg * scale
-    eye = jnp.eye(d, dtype=dt)
+    # The data's span: directions where both difference spaces vanish (a constant column, the
+    # kernel's mean direction) carry no information. They are solved as a separate identity block
+    # (lambda = 1, the least discriminative value) and get zero rows.
+    Q, keep = _difference_span(Sigma_S, Sigma_D, span_tol)
+    inner = keep[:, None] & keep[None, :]
+    Dq = jnp.where(inner, symmetrize(Q.T @ Sigma_D @ Q), 0.0) + jnp.diag(jnp.where(keep, ridge, 1.0))
     if use_factor:
-        factor = jnp.concatenate([F, jnp.sqrt(ridge) * eye], axis=0)
-        lam, V = generalized_eigh(Sigma_D + ridge * eye, B_factor=factor, n_components=d, reg=1e-14)
+        factor = jnp.concatenate([jnp.where(keep[None, :], F @ Q, 0.0),
+                                  jnp.diag(jnp.where(keep, jnp.sqrt(ridge), 1.0))], axis=0)
+        lam, V = generalized_eigh(Dq, B_factor=factor, n_components=d, reg=1e-14)
     else:
         # Cholesky whitening: one n^3/3 factorisation instead of an eigendecomposition (the ridge
-        # keeps the matrix well conditioned; a tiny floor covers reg=0)
-        B = Sigma_S + (ridge + 1e-12 * scale) * eye
+        # keeps the matrix well conditioned; a small floor covers reg=0)
+        B = jnp.where(inner, symmetrize(Q.T @ Sigma_S @ Q), 0.0)
+        B = B + jnp.diag(jnp.where(keep, ridge + 1e-12 * scale, 1.0))
         C = jnp.linalg.cholesky(B)
-        W = solve_triangular(C, solve_triangular(C, Sigma_D + ridge * eye, lower=True).T, lower=True)
+        W = solve_triangular(C, solve_triangular(C, Dq, lower=True).T, lower=True)
         lam, U = jnp.linalg.eigh(symmetrize(W))
         lam, V = lam[::-1], sign_flip(solve_triangular(C.T, U[:, ::-1], lower=False))
-    lam = jnp.maximum(lam, jnp.finfo(dt).tiny)
-    order = jnp.argsort(-(lam + 1.0 / lam))
-    lam, V = lam[order], V[:, order]
-    L = jnp.sqrt(lam[:n_components])[:, None] * V[:, :n_components].T
-    return L, lam
+    # eigenvectors of the no-data block: lambda 1, ranked last, zero rows
+    empty = jnp.sum(jnp.where(keep[:, None], 0.0, V * V), axis=0) > jnp.sum(jnp.where(keep[:, None], V * V, 0.0), axis=0)
+    lam = jnp.where(empty, 1.0, jnp.maximum(lam, jnp.finfo(dt).tiny))
+    score = jnp.where(empty, -jnp.inf, lam + 1.0 / lam)
+    order = jnp.argsort(-score)
+    lam, V, empty = lam[order], V[:, order], empty[order]
+    V = Q @ jnp.where(keep[:, None] & ~empty[None, :], V, 0.0)
+    rows = V[:, :n_components].T
+    if scaling == "sqrt":
+        rows = jnp.sqrt(lam[:n_components])[:, None] * rows
+    return rows, lam
 
 
-@functools.partial(jax.jit, static_argnames=("n_components",))
+def _difference_span(Sigma_S, Sigma_D, rtol):
+    """Orthonormal eigenvectors ``Q`` of ``Sigma_S + Sigma_D`` and the mask of those with data."""
+    t, Q = jnp.linalg.eigh(symmetrize(Sigma_S + Sigma_D))
+    keep = t > rtol * jnp.maximum(t[-1], jnp.finfo(t.dtype).tiny)
+    return Q, keep
+
+
+@functools.partial(jax.jit, static_argnames=("n_components", "scaling"))
 def kdmlmj_components(K, positive_idx, negative_idx, n_components: int, reg=0.1, positive_mask=None,
-                      negative_mask=None, tol=1e-10):
+                      negative_mask=None, tol=1e-10, scaling: str = "sqrt"):
     r"""KDMLMJ: DMLMJ in the feature space of a kernel, returned as coefficients ``A``.
 
     The seed's matrices :math:`U, V` of the kernel columns satisfy
@@ -142,10 +188,14 @@ def kdmlmj_components(K, positive_idx, negative_idx, n_components: int, reg=0.1,
     Parameters
     ----------
     K : (n, n) kernel matrix of the training data.
-    positive_idx, negative_idx, n_components, reg, positive_mask, negative_mask
-        As in :func:`dmlmj_components`.
+    positive_idx, negative_idx, n_components, reg, positive_mask, negative_mask, scaling
+        As in :func:`dmlmj_components` (``scaling="none"`` with ``reg=0``: the paper's KDMLMJ,
+        whose :math:`\Sigma_S` is usually singular on the span of the data in an RBF feature
+        space - see there; use ``reg > 0`` with such kernels).
     tol : float
-        Kernel eigenvalues below ``tol`` times the largest are treated as zero.
+        Kernel eigenvalues below ``tol`` times the largest are treated as zero, and so are
+        directions of :math:`\Sigma_S + \Sigma_D` below ``tol`` times its largest eigenvalue
+        (the mean direction, which no difference vector spans).
 
     Returns
     -------
@@ -170,5 +220,5 @@ def kdmlmj_components(K, positive_idx, negative_idx, n_components: int, reg=0.1,
     """
     Z, T, keep = kernel_coordinates(K, tol)
     L, lam = dmlmj_components(Z, positive_idx, negative_idx, n_components, reg, positive_mask, negative_mask,
-                              keep, use_factor=False)
+                              keep, use_factor=False, scaling=scaling, span_tol=tol)
     return L @ T.T, lam

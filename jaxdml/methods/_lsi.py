@@ -1,5 +1,6 @@
 """LSI (MMC): record, host-side preparation (pairs, the similarity scatter and its ridge), solve
-step (projected gradient ascent, :func:`jaxdml.losses.lsi_solve`) and estimator."""
+step (float64 spectral projected gradient with a certified duality gap,
+:func:`jaxdml.losses.lsi_solve`) and estimator."""
 
 from __future__ import annotations
 
@@ -8,62 +9,113 @@ import numbers
 import numpy as np
 from sklearn.utils import check_random_state
 
+import jax
+
+from .._runtime import x64_call
 from .._validation import Interval
 from ..losses._lsi import lsi_solve
 from ._pairs import (ESTIMATOR_CONSTRAINTS, PAIRS_CONSTRAINTS, PairsMetricLearner, pair_problem, similar_scatter64,
                      supervision, warn_not_converged)
 from ._record import POSITIVE_REAL, Method
 
-__all__ = ["LSI", "LSI_METHOD", "LSI_DEFAULT_STEPS", "LSI_DEFAULT_REG"]
+__all__ = ["LSI", "LSI_METHOD", "LSI_DEFAULT_REG", "LSI_MAX_ITER"]
 
-#: LSI's default budget of gradient steps from the (scaled) identity. LSI's optimum is typically
-#: of low rank (the sum of distances over all dissimilar pairs is maximised along a few
-#: discriminative directions), which hurts k-NN on many-class, high-dimensional data
-#: (movement_libras: 0.68 3-NN accuracy against 0.81 Euclidean). The default budget (with the
-#: initial relative step 0.02, growing by 1.2 per accepted step) gets close to the optimum on
-#: most data sets; mean 3-NN accuracy on the paper's 12 KEEL data sets: 0.846-0.848 for 40-60
-#: steps, 0.840 for 25 steps, 0.846 when run to convergence. Pass max_iter to change it.
-LSI_DEFAULT_STEPS = 50
-#: Default ridge on LSI's similarity scatter (relative to its mean eigenvalue).
-LSI_DEFAULT_REG = 0.01
+#: LSI's default regularisation. ``reg=0`` is Xing et al.'s problem, solved exactly: on labelled
+#: data its optimum is typically of rank 1-3 (a sum of non-squared distances over all dissimilar
+#: pairs under a linear budget on the similar ones is maximised by concentrating the metric on the
+#: few most discriminative directions), which loses k-NN accuracy wherever those few directions do
+#: not separate the classes locally (10-fold 3-NN on KEEL data, exact optimum with a 1 % ridge:
+#: wine 0.905 vs 0.961 Euclidean, sonar 0.765 vs 0.837). ``reg > 0`` solves, to the same certified gap, the explicit problem
+#: ``max sum_D d_M + 0.3 reg f(M0) log det M  s.t.  <X_S + reg tr(X_S)/d I, M> <= 1``
+#: whose optimum is full rank (the log-det weight is per direction). The settings were chosen on
+#: the tuning half of the data sets only (appendicitis, bupa, iris, monk-2, sonar, wine; 10-fold
+#: DOB-SCV, min-max, k-NN, k = 3 / 5 / 7): 0.8822 / 0.8767 / 0.8790 for this default, against
+#: 0.8814 / 0.8854 / 0.8734 for the published LSI and 0.8652 / 0.8634 / 0.8539 for Euclidean.
+#: On the confirmation half (balance, cleveland, movement_libras, pima, wdbc, wisconsin): 0.8307 /
+#: 0.8314 / 0.8263, published LSI 0.8207 / 0.8219 / 0.8174, Euclidean 0.8117 / 0.8093 / 0.8136
+#: (``jaxdml experiment basic``; every fold certified converged). (A first choice, a log-det weight
+#: divided by the dimension, scored 0.7990 at k=3 there - movement_libras 0.682 - and was
+#: replaced by the per-direction weight, again chosen on the tuning half.)
+LSI_DEFAULT_REG = 0.1
+#: Weight of the log-det term (per direction, in units of the objective at the scaled identity)
+#: per unit of ``reg``: the term is ``reg * LSI_LOGDET_PER_REG * f(M0) * log det M``.
+LSI_LOGDET_PER_REG = 0.3
+#: LSI's default budget of projected-gradient steps and duality-gap tolerance.
+LSI_MAX_ITER = 2000
+LSI_DEFAULT_TOL = 1e-5
+
+def _as_float64(tree):
+    """The problem pytree with float leaves as float64 NumPy arrays (for ``x64_call``)."""
+    def cast(a):
+        a = np.asarray(a)
+        return a.astype(np.float64) if a.dtype.kind == "f" else a
+    return jax.tree_util.tree_map(cast, tree)
+
+
+def _check_lsi_bounded(A, X, codes, sup_or_problem):
+    """``reg=0``: the problem is unbounded if dissimilar pairs spread where ``X_S`` vanishes."""
+    w, U = np.linalg.eigh(A)
+    null = U[:, w <= 1e-10 * max(w[-1], 1e-300)]
+    if null.shape[1] == 0:
+        return
+    if isinstance(sup_or_problem, tuple):
+        a, b, s = sup_or_problem
+        Dv = (X[a] - X[b])[s == 0]
+        XD = Dv.T @ Dv
+    else:
+        sc = X.sum(axis=0)
+        XD = X.shape[0] * (X.T @ X) - np.outer(sc, sc) - A
+    if np.trace(null.T @ XD @ null) > 1e-10 * max(np.trace(XD), 1e-300):
+        raise ValueError(
+            "LSI with reg=0 is unbounded on these data: the similar pairs have no spread along a direction "
+            "in which dissimilar pairs differ, so the constraint does not bound the metric there. Use reg > 0."
+        )
+
+
 def _lsi(X, codes, n_classes, *, n_components, random_state, max_iter, tol, verbose, learning_rate, n_constraints,
          pairs, similar, proj_iter, reg):
-    """LSI / MMC: max sum_D d_M s.t. sum_S d_M^2 <= 1, M PSD (projected gradient ascent).
+    """LSI / MMC: max sum_D d_M s.t. sum_S d_M^2 <= 1, M PSD; ``reg > 0``: regularised.
 
     Labels: every pair of the training set when ``n_samples <= 3000`` (sums from GEMMs and
     class scatters), else ``n_constraints`` (default 50 000) sampled pairs of each kind.
-    Starts from the identity scaled onto the constraint; ``max_iter`` default
-    ``LSI_DEFAULT_STEPS`` (50, early stopping, see there; no ConvergenceWarning then). ``reg``
-    (default 0.01) adds a ridge ``reg * tr(X_S) / d * I`` to the similarity scatter ``X_S`` in the
-    constraint (as DML-eig's floor on ``X_S``), so that directions of vanishing within-class
-    spread cannot take the whole metric; ``reg=0`` is the unregularised problem.
+    :func:`jaxdml.losses.lsi_solve` (float64 spectral projected gradient on the whitened feasible
+    set, stopped by a certified duality gap ``<= tol`` relative) solves
+
+        max sum_D d_M + c reg f(M0) log det(M)   s.t.  <X_S + reg tr(X_S)/d I, M> <= 1, M PSD
+
+    (``c = LSI_LOGDET_PER_REG``; ``reg=0``: Xing et al.'s problem exactly, whose optimum is
+    typically of rank 1-3 on labelled data; ``reg > 0``: a ridge on the similarity scatter and a
+    log-det term that keep the metric full rank, see ``LSI_DEFAULT_REG``). ``converged`` is the
+    gap test; a run stopped by ``max_iter`` (default ``LSI_MAX_ITER``) warns. ``proj_iter`` is
+    accepted and ignored (the projection is exact).
     """
-    tol = 1e-5 if tol is None else float(tol)
+    tol = LSI_DEFAULT_TOL if tol is None else float(tol)
     rng = check_random_state(random_state)
     sup = supervision("lsi", X, codes, n_classes, pairs, similar)
     problem = pair_problem("lsi", X, codes, n_classes, sup, n_constraints, rng)
+    pair_sup = None
     if sup is None and not hasattr(problem, "a"):
         A, _ = similar_scatter64(X, codes, None)
     else:
         n_real = int(np.sum(np.asarray(problem.pair_mask)))
-        A, _ = similar_scatter64(
-            X, None, (np.asarray(problem.a)[:n_real], np.asarray(problem.b)[:n_real],
-                      np.asarray(problem.similar)[:n_real]))
+        pair_sup = (np.asarray(problem.a)[:n_real], np.asarray(problem.b)[:n_real],
+                    np.asarray(problem.similar)[:n_real])
+        A, _ = similar_scatter64(X, None, pair_sup)
     trace = float(np.trace(A))
     if not trace > 0:
         raise ValueError("LSI: the similar pairs all join identical rows (their scatter X_S is 0).")
     d = X.shape[1]
-    # ridge on the similarity scatter: the constraint becomes <X_S, M> + reg tr(X_S)/d tr(M) <= 1
+    if reg == 0:
+        _check_lsi_bounded(A, np.asarray(X, np.float64), codes, pair_sup)
     A_reg = A + float(reg) * (trace / d) * np.eye(d)
-    explicit = max_iter is not None
-    max_iter = LSI_DEFAULT_STEPS if max_iter is None else int(max_iter)
-    st = lsi_solve(np.eye(d) / float(np.trace(A_reg)), problem, A_reg, max_iter=max_iter, tol=float(tol),
-                   learning_rate=float(learning_rate), proj_iter=int(proj_iter))
+    max_iter = LSI_MAX_ITER if max_iter is None else int(max_iter)
+    st = x64_call(lsi_solve, np.eye(d), _as_float64(problem), A_reg, max_iter=max_iter, tol=float(tol),
+                  logdet=float(reg) * LSI_LOGDET_PER_REG, learning_rate=float(learning_rate))
     n_iter, converged = int(st.n_iter), bool(st.converged)
-    if not converged and explicit:  # the default budget is a deliberate early stop
+    if not converged:
         warn_not_converged("lsi", max_iter, tol)
-    # Exact feasibility in float64: PSD cone, then scale into the (regularised) half-space; then
-    # <X_S, M> <= <X_S + ridge, M> <= 1 as well.
+    # exact feasibility in float64 (round-off): PSD cone, then scale into the (ridged) half-space;
+    # then <X_S, M> <= <X_S + ridge, M> <= 1 as well
     M = np.asarray(st.M, np.float64)
     w, U = np.linalg.eigh(0.5 * (M + M.T))
     M = (U * np.maximum(w, 0.0)) @ U.T
@@ -72,12 +124,14 @@ def _lsi(X, codes, n_classes, *, n_components, random_state, max_iter, tol, verb
         M = M / g
     hist = np.asarray(st.history, np.float64)[: n_iter + 1]
     return dict(metric=M, n_iter=n_iter, converged=converged, loss_history=hist,
-                loss=float(st.objective), info=dict(constraint=min(g, 1.0), similar_scatter=A))
+                loss=float(st.objective), info=dict(constraint=min(g, 1.0), similar_scatter=A,
+                                                    duality_gap=float(st.gap)))
 
 LSI_METHOD = Method(
     "lsi", "M", _lsi,
-    defaults=dict(learning_rate=0.02, n_constraints=None, pairs=None, similar=None, proj_iter=10, reg=LSI_DEFAULT_REG),
-    constraints={**PAIRS_CONSTRAINTS, "learning_rate": POSITIVE_REAL, "proj_iter": [Interval(numbers.Integral, 1, None)],
+    defaults=dict(learning_rate=0.02, n_constraints=None, pairs=None, similar=None, proj_iter=None, reg=LSI_DEFAULT_REG),
+    constraints={**PAIRS_CONSTRAINTS, "learning_rate": POSITIVE_REAL,
+                 "proj_iter": [Interval(numbers.Integral, 1, None), None],
                  "reg": [Interval(numbers.Real, 0, None, closed="left")]},
     settings=frozenset({"learning_rate"}), supervised=False, full_rank_only=True, estimator="LSI",
 )
@@ -91,26 +145,43 @@ class LSI(PairsMetricLearner):
         \max_{M \succeq 0} \sum_{(i,j)\in D} \|x_i - x_j\|_M \quad\text{s.t.}\quad
         \sum_{(i,j)\in S}\|x_i - x_j\|_M^2 \le 1
 
-    by projected gradient ascent with Dykstra's iterated projections onto the half-space and the
-    PSD cone (:func:`jaxdml.losses.lsi_solve`). From labels, ``S``/``D`` are all same-/different-
-    label pairs of the training set (up to 3000 samples; sampled pairs above).
+    solved in float64 by spectral projected gradient on the whitened feasible set (exact
+    projections), stopped by a certified duality gap (:func:`jaxdml.losses.lsi_solve`). From
+    labels, ``S``/``D`` are all same-/different-label pairs of the training set (up to 3000
+    samples; sampled pairs above).
+
+    ``reg=0`` is Xing et al.'s problem exactly. Its optimum is typically of rank 1-3 on labelled
+    data, which costs k-NN accuracy (wine, 10-fold 3-NN: 0.905 vs 0.961 Euclidean). The default
+    ``reg=0.1`` is a documented departure: it solves, to the same certified accuracy, the
+    regularised problem
+
+    .. math::
+
+        \max_{M \succeq 0} \sum_{(i,j)\in D} \|x_i - x_j\|_M
+        + 0.3 \rho f(M_0) \log\det M \quad\text{s.t.}\quad
+        \Big\langle X_S + \rho \tfrac{\operatorname{tr} X_S}{d} I, M\Big\rangle \le 1
+
+    (:math:`\rho` = ``reg``, :math:`f(M_0)` the objective at the scaled identity): the log-det
+    term (a weight per direction, so it pulls harder in higher dimension) keeps the metric full
+    rank and the ridge bounds the weight of directions of vanishing within-class spread. ``reg``
+    was chosen on a tuning half of the KEEL data sets only; on the other half the mean 10-fold
+    k-NN accuracy (k = 3, 5, 7) is 0.831, 0.831, 0.826 against 0.821, 0.822, 0.817 for the
+    published LSI (see ``jaxdml.methods._lsi.LSI_DEFAULT_REG``).
 
     Parameters
     ----------
     learning_rate : float, default=0.02
-        Initial relative step (grown by 1.2 after a successful step, halved otherwise).
+        First trial step, relative to ``|M| / |grad|`` (later steps are Barzilai-Borwein).
     n_constraints : int, default=None
         Sample this many pairs of each kind instead of using all pairs.
-    reg : float, default=0.01
-        Ridge ``reg * tr(X_S) / d * I`` added to the similarity scatter in the constraint, so that
-        directions of vanishing within-class spread cannot take the whole metric (0: none).
+    reg : float, default=0.1
+        Strength of the regularisation above (0: the plain problem).
     max_iter : int, default=None
-        Gradient steps. The default (None) takes at most 50 steps from the identity (no
-        ConvergenceWarning then): LSI's optimum is usually of low rank, which hurts k-NN on
-        many-class data, and the bounded path doubles as an early-stopping regulariser. Set it
-        (e.g. 200) to solve the problem to ``tol``.
+        Projected-gradient steps (None: 2000). A run that stops here warns
+        (ConvergenceWarning) and reports ``converged_=False``.
     tol : float, default=1e-5
-        Relative objective improvement (or relative step) below which it stops.
+        Duality-gap tolerance: stops when the objective is certified within ``tol`` (relative)
+        of the optimum.
     random_state : int, RandomState or None
     verbose : int, default=0
 
@@ -132,7 +203,7 @@ class LSI(PairsMetricLearner):
     _parameter_constraints = {**ESTIMATOR_CONSTRAINTS, "learning_rate": [Interval(numbers.Real, 0, None, closed="neither")],
                               "reg": [Interval(numbers.Real, 0, None, closed="left")]}
 
-    def __init__(self, learning_rate=0.02, *, reg=0.01, n_constraints=None, max_iter=None, tol=1e-5,
+    def __init__(self, learning_rate=0.02, *, reg=LSI_DEFAULT_REG, n_constraints=None, max_iter=None, tol=1e-5,
                  random_state=None, verbose=0):
         self.learning_rate = learning_rate
         self.reg = reg
