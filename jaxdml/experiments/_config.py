@@ -192,10 +192,9 @@ def select_algorithms(algorithms: list, names, *, k: int = 3) -> list:
 
     A name matches a label exactly or, when no label equals it, every label that starts with
     ``name + " ("`` (so ``KDA`` selects the five kernels of KDA and ``NCMC`` both centroid counts,
-    while ``Euclidean + NCM`` is only that column). A name that matches no label but is a
-    registered method (:func:`jaxdml.methods`, including the user's own from
-    :func:`jaxdml.register_method`) adds a column ``Algorithm(name, name)`` scored by ``k``-NN,
-    after the experiment's own columns.
+    while ``Euclidean + NCM`` is only that column). A name that matches no label but is a method
+    the user registered (:func:`jaxdml.register_method`; not a built-in one) adds a column
+    ``Algorithm(name, name)`` scored by ``k``-NN, after the experiment's own columns.
     """
     if names is None:
         return list(algorithms)
@@ -215,14 +214,17 @@ def select_algorithms(algorithms: list, names, *, k: int = 3) -> list:
         chosen.update(hits)
     if unknown:
         raise ValueError(f"Unknown algorithm(s) {unknown}; this experiment has: "
-                         f"{', '.join(a.label for a in algorithms)} (or any method of jaxdml.methods()).")
+                         f"{', '.join(a.label for a in algorithms)} (or a method added with "
+                         "jaxdml.register_method).")
     return [a for a in algorithms if a.label in chosen] + extra
 
 
 def _registered_methods() -> list:
-    from .. import methods
+    """The names of the methods the user registered (the built-in ones have their own columns)."""
+    from ..methods import BUILTIN, methods
 
-    return list(methods())
+    builtin = {m.name for m in BUILTIN}
+    return [n for n in methods() if n not in builtin]
 
 
 def resolve_dimensions(dims, n_features: int, n_classes: int) -> list:

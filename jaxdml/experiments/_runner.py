@@ -105,7 +105,8 @@ def fit_transform(alg: Algorithm, X, codes, *, pad_to=None, n_components=None, s
         kw = dict(est._fit_kwargs())
         kw.setdefault("pad_to", pad_to)
         kw.setdefault("random_state", seed)
-        res = jaxdml.fit(X, codes, loss=est._get_record(), **kw)  # the estimator's own record
+        record = est._get_record()  # by name when registered under it, else the record itself
+        res = jaxdml.fit(X, codes, loss=record.name if jaxdml.methods().get(record.name) is record else record, **kw)
         return res.transform, _info(res)
     est.fit(X, codes)
     info = {k: getattr(est, a) for k, a in (("n_iter", "n_iter_"), ("converged", "converged_")) if hasattr(est, a)}

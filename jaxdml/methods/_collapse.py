@@ -23,7 +23,8 @@ MCML_METHOD = gradient_method(
 # As MCML: projected Adagrad (digits: objective 0.147 vs 0.30 with projected Adam). KEEL: 0.846.
 LDML_METHOD = gradient_method(
     "ldml", LossSpec(ldml, "M", optimizer="adagrad", learning_rate=0.3, max_iter=300, projection="psd"),
-    constraints={**BLOCK_ELEMENTS, "b": [Interval(numbers.Real, None, None)]}, estimator="LDML",
+    defaults=dict(b=1.0), constraints={**BLOCK_ELEMENTS, "b": [Interval(numbers.Real, None, None)]},
+    estimator="LDML",
 )
 
 

@@ -51,16 +51,18 @@ _SETTING_CONSTRAINTS = dict(
 )
 
 
-def gradient_method(name: str, spec: LossSpec, *, constraints=None, estimator=None, probe=False,
+def gradient_method(name: str, spec: LossSpec, *, defaults=None, constraints=None, estimator=None, probe=False,
                     weights=None) -> Method:
     """The record of a method trained by minimising ``spec.fn`` with the optax driver.
 
-    ``constraints`` lists the loss's own hyper-parameters (e.g. ``mu``, ``margin``); their
-    defaults are the loss's keyword defaults. ``probe``: check first that ``spec.fn`` returns a
+    ``constraints`` lists the loss's own hyper-parameters (e.g. ``mu``, ``margin``) and
+    ``defaults`` their default values (handed to the loss on every fit; the loss's own keyword
+    defaults only serve direct calls). ``probe``: check first that ``spec.fn`` returns a
     scalar (a user's callable); ``weights``: the weights of a combined loss.
     """
     return Method(
         name=name, learns=spec.param, solve=functools.partial(solve_loss, spec, name, probe=probe, weights=weights),
+        defaults=dict(defaults or {}),
         constraints={**GRADIENT_CONSTRAINTS, **(constraints or {})}, settings=GRADIENT_SETTINGS,
         loss=spec, estimator=estimator,
     )

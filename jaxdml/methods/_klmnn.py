@@ -29,7 +29,7 @@ from ..solvers._driver import make_optimizer, minimize
 from ..solvers._result import KernelFittedMetric
 from ._base import GradientMetricLearner, KernelMetricLearner
 from ._gradient import finish
-from ._lmnn import LMNN_CONSTRAINTS, LMNN_METHOD
+from ._lmnn import LMNN_CONSTRAINTS, LMNN_DEFAULTS, LMNN_METHOD
 from ._record import KERNEL_CONSTRAINTS, Method
 
 __all__ = ["KLMNN", "KLMNN_METHOD", "kernel_basis"]
@@ -187,8 +187,7 @@ def _klmnn(X, codes, n_classes, *, n_components, random_state, max_iter, tol, ve
 
 KLMNN_METHOD = Method(
     "klmnn", "A", _klmnn,
-    defaults=dict(kernel="linear", gamma=None, degree=3, coef0=1.0, n_neighbors=3, mu=0.5, margin=1.0,
-                  n_impostors=None),
+    defaults=dict(kernel="linear", gamma=None, degree=3, coef0=1.0, n_neighbors=3, n_impostors=None, **LMNN_DEFAULTS),
     constraints={**KERNEL_CONSTRAINTS, **LMNN_CONSTRAINTS, "n_neighbors": [Interval(numbers.Integral, 1, None)],
                  "n_impostors": [Interval(numbers.Integral, 1, None), None]},
     settings=frozenset({"n_neighbors", "init", "optimizer", "learning_rate", "pad_to"}),

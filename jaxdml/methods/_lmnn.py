@@ -11,8 +11,9 @@ from ..losses._registry import LossSpec
 from ._base import GradientMetricLearner
 from ._gradient import BLOCK_ELEMENTS, gradient_method
 
-__all__ = ["LMNN", "LMNN_METHOD", "LMNN_METRIC_METHOD", "LMNN_CONSTRAINTS"]
+__all__ = ["LMNN", "LMNN_METHOD", "LMNN_METRIC_METHOD", "LMNN_CONSTRAINTS", "LMNN_DEFAULTS"]
 
+LMNN_DEFAULTS = dict(mu=0.5, margin=1.0)
 LMNN_CONSTRAINTS = {
     "mu": [Interval(numbers.Real, 0, 1, closed="neither")],
     "margin": [Interval(numbers.Real, 0, None, closed="neither")],
@@ -25,14 +26,14 @@ LMNN_METHOD = gradient_method(
     LossSpec(lmnn, "L", needs=frozenset({"targets"}), max_iter=200, large_n=4096,
              large=dict(optimizer="adam", learning_rate=1e-2, max_iter=1000, batch_size=256),
              candidates_above=8192, n_candidates=1024),
-    constraints={**LMNN_CONSTRAINTS, **BLOCK_ELEMENTS}, estimator="LMNN",
+    defaults=LMNN_DEFAULTS, constraints={**LMNN_CONSTRAINTS, **BLOCK_ELEMENTS}, estimator="LMNN",
 )
 # the convex problem in M: projected Adam steps
 LMNN_METRIC_METHOD = gradient_method(
     "lmnn_metric",
     LossSpec(lmnn_metric, "M", needs=frozenset({"targets"}), optimizer="adam", learning_rate=1e-2, max_iter=300,
              projection="psd"),
-    constraints={**LMNN_CONSTRAINTS, **BLOCK_ELEMENTS}, estimator="LMNN",
+    defaults=LMNN_DEFAULTS, constraints={**LMNN_CONSTRAINTS, **BLOCK_ELEMENTS}, estimator="LMNN",
 )
 
 

@@ -48,8 +48,8 @@ class Method(NamedTuple):
         not set them. Returns a dict with ``L`` or ``metric`` (and optionally ``n_iter``,
         ``converged``, ``loss_history``, ``loss``, ``info``) or a ready ``FittedMetric``.
     defaults : dict
-        Hyper-parameter -> default, handed to ``solve`` (the one place to change a default). For
-        the gradient methods the loss's keyword defaults apply instead (see ``loss``).
+        Hyper-parameter -> default, handed to ``solve`` on every fit: the one place to change a
+        default (a pure loss's own keyword defaults only serve direct calls of the loss).
     constraints : dict
         Hyper-parameter -> accepted values (scikit-learn's parameter-constraint vocabulary); also
         the list of accepted hyper-parameters: any other raises.

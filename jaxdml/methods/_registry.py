@@ -128,7 +128,8 @@ def _combined(loss: dict) -> Method:
         optimizer="lbfgs" if all(s.optimizer == "lbfgs" for s in specs) else specs[0].optimizer,
     )
     constraints = {k: v for r in records for k, v in r.constraints.items()}
-    return gradient_method("+".join(names), spec, constraints=constraints, weights=tuple(weights))
+    defaults = {k: v for r in records for k, v in r.defaults.items()}
+    return gradient_method("+".join(names), spec, defaults=defaults, constraints=constraints, weights=tuple(weights))
 
 
 def resolve(loss) -> Method:
