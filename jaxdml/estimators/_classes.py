@@ -108,18 +108,24 @@ class NCA(GradientMetricLearner):
     init : {"auto", "identity", "pca", "lda", "random"} or ndarray, default="auto"
         "auto" is the identity at full dimension, LDA when n_components < n_classes, PCA otherwise.
     max_iter : int, default=None
-        Optimizer steps (None: 100; 1000 on more than 4096 samples).
+        Optimizer steps (None: 100; 1000 Adam steps on more than 20000 samples).
     tol : float, default=1e-5
-        Stop when the loss improves by less than ``tol * max(|loss|, 1)``.
+        Converged when, for two consecutive steps, the loss changed by at most
+        ``tol * max(|loss|, 1)`` and the step was at most ``sqrt(tol) * max(||L||, 1)`` (first-order
+        optimizers must also be stationary: see :func:`jaxdml.solvers.minimize`); otherwise
+        ``converged_`` is False and a ConvergenceWarning is raised.
     optimizer : str or optax.GradientTransformation, default=None
-        None: Adam (learning rate 0.01; 0.02 on more than 4096 samples).
+        None: full-batch L-BFGS on the exact objective (memory-bounded blocks); on more than
+        20000 samples, where an exact step costs O(N^2 d), minibatch Adam (learning rate 0.02).
+        Chosen by the protocol of ``benchmarks/PROTOCOL.md``.
     learning_rate : float, default=None
         For first-order optimizers.
     batch_size : "auto", int or None, default="auto"
-        Anchors per step ("auto": 256; full batch on small data; None: always full batch).
+        Anchors per step of a first-order optimizer ("auto": 256; full batch on small data;
+        None: always full batch). L-BFGS always takes full-batch steps.
     n_candidates : "auto", int or None, default="auto"
         Compare anchors with this many sampled rows instead of every sample ("auto": 1024 above
-        8192 samples, exact below; None: always exact).
+        20000 samples, exact below; None: always exact).
     devices : None, "all" or list of jax devices, default=None
         Split each step's anchors across several devices (data parallelism).
     random_state : int, RandomState or None
