@@ -20,7 +20,8 @@ Methods: the basic experiment's columns (Euclidean, LDA, ITML, DMLMJ, NCA, LMNN,
 MCML, LDML) and the references ``sklearn-NCA`` (scikit-learn's NCA, defaults), ``ml-LMNN``,
 ``ml-ITML``, ``ml-MMC`` (metric-learn 0.7, supervised versions, defaults). ``--variant
 "LABEL:key=value;key=value"`` adds a candidate setting of a basic method (values are Python
-literals). Results are cached per fold (jaxdml.experiments.ResultCache; a record is reused only
+literals). ``--merge A.json B.json`` summarises earlier runs together (e.g. the small and the
+large data sets of a half, run with different ``--folds``). Results are cached per fold (jaxdml.experiments.ResultCache; a record is reused only
 while the method's code, settings and fold data are unchanged). Prints JSON and a table.
 """
 
@@ -261,38 +262,62 @@ def _fit_score(label, params, Xtr, ctr, Xte, cte, ks, n_classes, per_k, pad_to, 
 
 
 # --------------------------------------------------------------------------- summary
-def summarise(results: dict, published: dict, ks, datasets) -> list:
-    """Rows per method: mean over the data sets where the method completed every selected fold
-    and the published column exists, of ours and of the published accuracy, per k."""
+def summarise(per_ds: dict, published: dict, ks, datasets, fit_s=None, problems=None) -> list:
+    """Rows per method: over the data sets where the method completed every selected fold and the
+    published column exists, the mean of ours and of the published accuracy, per k (``ours{k}``,
+    ``pub{k}``, ``diff{k}``); ``mean{k}``: our mean over every completed data set."""
     rows = []
-    for name, per_ds in results.items():
+    for name, by_ds in per_ds.items():
         base = name.split("{")[0]
-        row = dict(method=name)
+        column = base.split("-", 1)[1] if base in REFERENCES else base  # sklearn-NCA -> NCA
+        row = dict(method=name, n_sets=0, n_pub=0)
         for k in ks:
-            ours, pub = [], []
-            for ds in datasets:
-                recs = per_ds.get(ds)
-                if not recs or any(r["status"] != "ok" for r in recs.values()):
-                    continue
-                a = float(np.mean([r["test_accuracy"][str(k)] for r in recs.values()]))
-                column = base.split("-", 1)[1] if base in REFERENCES else base  # sklearn-NCA -> NCA
-                p = published.get(k, {}).get(ds, {}).get(column)
-                ours.append(a)
-                if p is not None:
-                    pub.append((a, p))
-            row[f"mean{k}"] = float(np.mean(ours)) if ours else None
+            ours = [(d, by_ds[d][str(k)]) for d in datasets if by_ds.get(d, {}).get(str(k)) is not None]
+            pub = [(a, published[k][d][column]) for d, a in ours if column in (published.get(k, {}).get(d) or {})]
+            row[f"mean{k}"] = float(np.mean([a for _, a in ours])) if ours else None
             if pub:
                 row[f"ours{k}"] = float(np.mean([a for a, _ in pub]))
                 row[f"pub{k}"] = float(np.mean([p for _, p in pub]))
                 row[f"diff{k}"] = row[f"ours{k}"] - row[f"pub{k}"]
-            row["n_sets"] = len(ours)
-            row["n_pub"] = len(pub)
-        fits = [r["fit_time"] for recs in per_ds.values() for r in recs.values() if r["status"] == "ok"]
-        row["fit_s"] = float(np.sum(fits)) if fits else None
-        bad = sorted({f"{d}:{r['status']}" for d, recs in per_ds.items() for r in recs.values() if r["status"] != "ok"})
-        row["problems"] = ", ".join(bad)[:200]
+            row["n_sets"], row["n_pub"] = len(ours), len(pub)
+        if fit_s:
+            row["fit_s"] = float(sum(fit_s.get(name, {}).get(d, 0.0) for d in datasets))
+        if problems:
+            row["problems"] = problems.get(name, "")
         rows.append(row)
     return rows
+
+
+def print_tables(payload: dict) -> None:
+    ks, rows = payload["ks"], payload["summary"]
+    cols = [("method", "method", "")]
+    for k in ks:
+        cols += [(f"ours{k}", f"{k}-NN ours", ".4f"), (f"pub{k}", f"{k}-NN published", ".4f"),
+                 (f"diff{k}", "diff", "+.4f")]
+    cols += [("n_pub", "sets", "d"), (f"mean{ks[0]}", f"{ks[0]}-NN all sets", ".4f"), ("n_sets", "all sets", "d"),
+             ("fit_s", "fit s", ".1f"), ("problems", "problems", "")]
+    print(json.dumps(payload, default=float))
+    print(markdown_table(rows, cols))
+
+
+def merge(paths: list, datasets=None) -> dict:
+    """Combine the JSON of several runs (e.g. small and large data sets run separately)."""
+    per_ds, fit_s, published, ds_all, ks = {}, {}, {}, [], None
+    for path in paths:
+        with open(path) as fh:
+            run = json.load(fh)
+        ks = [int(k) for k in run["ks"]] if ks is None else [k for k in ks if k in [int(x) for x in run["ks"]]]
+        ds_all += [d for d in run["datasets"] if d not in ds_all]
+        for m, v in run["per_dataset"].items():
+            per_ds.setdefault(m, {}).update(v)
+        for m, v in run["fit_seconds"].items():
+            fit_s.setdefault(m, {}).update(v)
+        for k, v in run["published"].items():
+            published.setdefault(int(k), {}).update(v)
+    datasets = datasets or ds_all
+    return dict(merged=paths, datasets=datasets, ks=ks, per_dataset=per_ds, fit_seconds=fit_s,
+                summary=summarise(per_ds, published, ks, datasets, fit_s),
+                published={k: {d: published[k].get(d) for d in datasets} for k in ks})
 
 
 def main(argv=None):
@@ -312,7 +337,15 @@ def main(argv=None):
     p.add_argument("--paper", default=os.path.join(ROOT, "..", "shared", "paper-results"))
     p.add_argument("--cache", default=os.path.join(HERE, "results", "defaults-cache"))
     p.add_argument("--out", default=None)
+    p.add_argument("--merge", nargs="+", default=None, help="summarise the JSON of earlier runs instead")
     args = p.parse_args(argv)
+    if args.merge:
+        payload = merge(args.merge, args.datasets.split(",") if args.datasets else
+                        None if args.half == "all" else split[args.half])
+        print_tables(payload)
+        if args.out:
+            write_json(args.out, payload)
+        return
     from jaxdml.experiments import ResultCache
     from jaxdml.experiments._cache import code_hash
 
@@ -338,23 +371,18 @@ def main(argv=None):
             print(f"{name:16s} {variant_label(label, params):40s} {ks[0]}-NN {acc:.4f} "
                   f"fit {sum(r['fit_time'] for r in ok):7.2f}s  wall {time.perf_counter() - t0:6.1f}s "
                   f"{'' if len(ok) == len(recs) else recs[max(recs)]['status']}", file=sys.stderr, flush=True)
-    rows = summarise(results, published, ks, datasets)
-    cols = [("method", "method", "")]
-    for k in ks:
-        cols += [(f"ours{k}", f"{k}-NN ours", ".4f"), (f"pub{k}", f"{k}-NN published", ".4f"),
-                 (f"diff{k}", "diff", "+.4f")]
-    cols += [("n_pub", "sets", "d"), ("fit_s", "fit s", ".1f"), ("problems", "problems", "")]
     per_ds = {m: {d: {str(k): (float(np.mean([r["test_accuracy"][str(k)] for r in recs.values()]))
                                if recs and all(r["status"] == "ok" for r in recs.values()) else None)
                       for k in ks} for d, recs in v.items()} for m, v in results.items()}
     fit_s = {m: {d: float(sum(r.get("fit_time") or 0.0 for r in recs.values())) for d, recs in v.items()}
              for m, v in results.items()}
+    problems = {m: ", ".join(sorted({f"{d}:{r['status']}" for d, recs in v.items() for r in recs.values()
+                                     if r["status"] != "ok"}))[:200] for m, v in results.items()}
     payload = dict(machine=machine(), versions=reference_versions(), half=args.half, datasets=datasets, ks=ks,
                    folds=args.folds or "all", max_train=args.max_train, wall=time.perf_counter() - t_start,
-                   summary=rows, per_dataset=per_ds, fit_seconds=fit_s,
-                   published={k: {d: published[k].get(d) for d in datasets} for k in ks})
-    print(json.dumps(payload, default=float))
-    print(markdown_table(rows, cols))
+                   summary=summarise(per_ds, published, ks, datasets, fit_s, problems), per_dataset=per_ds,
+                   fit_seconds=fit_s, published={k: {d: published[k].get(d) for d in datasets} for k in ks})
+    print_tables(payload)
     out = args.out or os.path.join(HERE, "results", f"defaults-{args.half}.json")
     write_json(out, payload)
     print(f"\nJSON written to {out}", file=sys.stderr)
