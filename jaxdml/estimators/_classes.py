@@ -139,6 +139,16 @@ class NCA(GradientMetricLearner):
     loss_curve_ : ndarray
     converged_ : bool
 
+    Notes
+    -----
+    The default solves the stated problem: on the tuning half of the protocol
+    (``benchmarks/PROTOCOL.md``) it matches or beats scikit-learn's NCA at k = 3, 5, 7 and clearly
+    beats the former default (100 Adam steps, which stopped short of the optimum) on the large
+    data sets. Converged NCA overfits some small, noisy data sets (appendicitis, cleveland,
+    bupa), where it lands below the published NCA, as scikit-learn's NCA does: that is the
+    method's optimum, not an optimisation defect. Stopping early (a small ``max_iter``) is a
+    regulariser the user can choose; the fit then says it did not converge.
+
     Examples
     --------
     >>> from sklearn.datasets import load_iris
