@@ -103,7 +103,9 @@ def test_sampled_lmnn_candidates_are_unbiased(rng, x64):
 
 
 def test_fit_picks_the_large_data_path_by_itself(rng):
-    X, y = _data(rng, 12000, d=8, c=10)
+    # NCA: full-batch L-BFGS on the exact objective up to 20000 samples, minibatch Adam with
+    # sampled candidates above
+    X, y = _data(rng, 20500, d=8, c=10)
     m = jaxdml.fit(X, y, loss="nca", max_iter=20)
     assert m.info["batch_size"] == 256 and m.info["n_candidates"] is not None
     small = jaxdml.fit(X[:200], y[:200], loss="nca", max_iter=5)

@@ -9,16 +9,15 @@ from ._gradient import BLOCK_ELEMENTS, gradient_method
 
 __all__ = ["NCA", "NCA_METHOD"]
 
-# NCA: small Adam steps on minibatches of 256 anchors (full batch on small data). The bounded
-# step budget (learning_rate * max_iter ~ 1) regularises: fully converged NCA overfits small, noisy
-# data sets (see README, "Defaults").
-# Large data (more than 4096 samples): more and larger steps (overfitting is less of a concern
-# than under-fitting), and above 8192 samples each step compares its 256 anchors with 1024
-# uniformly sampled rows (a sampled softmax) instead of every sample.
+# NCA: full-batch L-BFGS on the exact (blockwise, memory-bounded) objective, 100 iterations, chosen
+# on the tuning half of benchmarks/defaults_split.json (benchmarks/PROTOCOL.md). Above 20000
+# samples, where each exact step costs O(N^2 d), 1000 minibatch Adam steps of 256 anchors against
+# 1024 sampled rows (batch_size applies to first-order optimizers only).
 NCA_METHOD = gradient_method(
     "nca",
-    LossSpec(nca, "L", optimizer="adam", learning_rate=1e-2, max_iter=100, batch_size=256,
-             large_n=4096, large=dict(learning_rate=2e-2, max_iter=1000), candidates_above=8192, n_candidates=1024),
+    LossSpec(nca, "L", optimizer="lbfgs", max_iter=100, batch_size=256, large_n=20000,
+             large=dict(optimizer="adam", learning_rate=2e-2, max_iter=1000), candidates_above=20000,
+             n_candidates=1024),
     constraints=BLOCK_ELEMENTS, estimator="NCA",
 )
 
@@ -36,18 +35,24 @@ class NCA(GradientMetricLearner):
     init : {"auto", "identity", "pca", "lda", "random"} or ndarray, default="auto"
         "auto" is the identity at full dimension, LDA when n_components < n_classes, PCA otherwise.
     max_iter : int, default=None
-        Optimizer steps (None: 100; 1000 on more than 4096 samples).
+        Optimizer steps (None: 100; 1000 Adam steps on more than 20000 samples).
     tol : float, default=1e-5
-        Stop when the loss improves by less than ``tol * max(|loss|, 1)``.
+        Converged when, for two consecutive steps, the loss changed by at most
+        ``tol * max(|loss|, 1)`` and the step was at most ``sqrt(tol) * max(||L||, 1)`` (first-order
+        optimizers must also be stationary: see :func:`jaxdml.solvers.minimize`); otherwise
+        ``converged_`` is False and a ConvergenceWarning is raised.
     optimizer : str or optax.GradientTransformation, default=None
-        None: Adam (learning rate 0.01; 0.02 on more than 4096 samples).
+        None: full-batch L-BFGS on the exact objective (memory-bounded blocks); on more than
+        20000 samples, where an exact step costs O(N^2 d), minibatch Adam (learning rate 0.02).
+        Chosen by the protocol of ``benchmarks/PROTOCOL.md``.
     learning_rate : float, default=None
         For first-order optimizers.
     batch_size : "auto", int or None, default="auto"
-        Anchors per step ("auto": 256; full batch on small data; None: always full batch).
+        Anchors per step of a first-order optimizer ("auto": 256; full batch on small data;
+        None: always full batch). L-BFGS always takes full-batch steps.
     n_candidates : "auto", int or None, default="auto"
         Compare anchors with this many sampled rows instead of every sample ("auto": 1024 above
-        8192 samples, exact below; None: always exact).
+        20000 samples, exact below; None: always exact).
     devices : None, "all" or list of jax devices, default=None
         Split each step's anchors across several devices (data parallelism).
     random_state : int, RandomState or None
@@ -60,6 +65,16 @@ class NCA(GradientMetricLearner):
     n_iter_ : int
     loss_curve_ : ndarray
     converged_ : bool
+
+    Notes
+    -----
+    The default solves the stated problem: on the tuning half of the protocol
+    (``benchmarks/PROTOCOL.md``) it matches or beats scikit-learn's NCA at k = 3, 5, 7 and clearly
+    beats the former default (100 Adam steps, which stopped short of the optimum) on the large
+    data sets. Converged NCA overfits some small, noisy data sets (appendicitis, cleveland,
+    bupa), where it lands below the published NCA, as scikit-learn's NCA does: that is the
+    method's optimum, not an optimisation defect. Stopping early (a small ``max_iter``) is a
+    regulariser the user can choose; the fit then says it did not converge.
 
     Examples
     --------

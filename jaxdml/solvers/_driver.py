@@ -154,6 +154,45 @@ def _print_progress(it, value):
     print(f"  iter {int(it):5d}  loss {float(value): .6e}", file=sys.stderr, flush=True)
 
 
+def _norm(tree):
+    return jnp.sqrt(sum(jnp.sum(jnp.square(x)) for x in jax.tree_util.tree_leaves(tree)))
+
+
+def _settled(value, prev, params, prev_params, tol):
+    """The full-batch stopping test between two consecutive iterates ``x_{k-1} -> x_k``:
+
+    * relative change of the loss ``|f_{k-1} - f_k| <= tol * max(|f_k|, 1)``, and
+    * relative step ``||x_k - x_{k-1}|| <= sqrt(tol) * max(||x_k||, 1)`` (Frobenius norms).
+
+    The second condition is what makes it a convergence test rather than a "progress became
+    small" test: a first-order method with a fixed step size (Adam, SGD) keeps moving by about its
+    learning rate while it is away from a stationary point, however little the loss changes per
+    step; only steps that have actually shrunk -- as L-BFGS's do near the optimum, where its
+    quadratic model holds -- count. (With ``f`` smooth and ``||x_k - x_{k-1}|| = O(sqrt(tol))``, a
+    loss change of ``O(tol)`` is the first-order optimality scale of the step.)
+    """
+    df = jnp.abs(prev - value) <= tol * jnp.maximum(jnp.abs(value), 1.0)
+    step = jax.tree_util.tree_map(lambda a, b: a - b, params, prev_params)
+    dx = _norm(step) <= jnp.sqrt(tol) * jnp.maximum(_norm(params), 1.0)
+    return df & dx
+
+
+def _stationary(value, grad, params, projection, tol):
+    """First-order stationarity for optimizers without a line search:
+    ``||G|| * max(||x||, 1) <= sqrt(tol) * max(|f|, 1)``, with ``G`` the gradient, or with a
+    projection ``x - P(x - g)`` (the projected-gradient map, zero exactly at constrained
+    stationary points). Adam, SGD or Adagrad take small steps for reasons of their own (a decayed
+    or normalised step size), so a small step alone does not show that no descent is left; for
+    L-BFGS the line search itself found no worthwhile step, which covers non-smooth (hinge) and
+    projected losses too."""
+    if projection is None:
+        G = grad
+    else:
+        G = jax.tree_util.tree_map(lambda a, b: a - b, params,
+                                   projection(jax.tree_util.tree_map(lambda a, g: a - g, params, grad)))
+    return _norm(G) * jnp.maximum(_norm(params), 1.0) <= jnp.sqrt(tol) * jnp.maximum(jnp.abs(value), 1.0)
+
+
 @functools.lru_cache(maxsize=256)
 def _runner(loss_fn, optimizer, projection, max_iter, patience, static_hyper, print_every, mesh=None):
     obj = _objective(loss_fn, dict(static_hyper), mesh, False)
@@ -169,7 +208,8 @@ def _runner(loss_fn, optimizer, projection, max_iter, patience, static_hyper, pr
                 pass  # optimizer without an injected learning rate
         # The line search caches the value and gradient at the point it accepted; after a
         # projection the iterate is elsewhere, so it is then evaluated afresh.
-        cached = _has_linesearch_state(state0) and projection is None
+        has_ls = _has_linesearch_state(state0)
+        cached = has_ls and projection is None
         vg = optax.value_and_grad_from_state(f) if cached else jax.value_and_grad(f)
         dtype = jnp.result_type(*jax.tree_util.tree_leaves(params0))
         inf = jnp.asarray(jnp.inf, dtype)
@@ -188,8 +228,9 @@ def _runner(loss_fn, optimizer, projection, max_iter, patience, static_hyper, pr
             best_params = jax.tree_util.tree_map(
                 lambda new, old: jnp.where(better, new, old), params, c["best_params"]
             )
-            gain = c["best"] - value
-            small = finite & (gain <= tol * jnp.maximum(jnp.abs(value), 1.0))
+            small = finite & _settled(value, c["prev"], params, c["prev_params"], tol)
+            if not has_ls:  # a fixed-step method: also ask for (projected) stationarity
+                small = small & _stationary(value, grad, params, projection, tol)
             stall = jnp.where(small, c["stall"] + 1, 0)
             best = jnp.where(better, value, c["best"])
             if print_every:
@@ -205,14 +246,17 @@ def _runner(loss_fn, optimizer, projection, max_iter, patience, static_hyper, pr
             if projection is not None:
                 new_params = projection(new_params)
             converged = stall >= patience
+            # the test held at ``params``: stop there rather than one step further
+            new_params = jax.tree_util.tree_map(lambda a, b: jnp.where(converged, b, a), new_params, params)
             return dict(
                 params=new_params, state=state, it=c["it"] + 1, best=best,
-                best_params=best_params, stall=stall, hist=hist,
+                best_params=best_params, stall=stall, hist=hist, prev=value, prev_params=params,
                 done=converged | ~finite, converged=converged, failed=~finite,
             )
 
         carry = dict(
             params=params0, state=state0, it=jnp.asarray(0), best=inf, best_params=params0,
+            prev=inf, prev_params=params0,
             stall=jnp.asarray(0), hist=jnp.full((max_iter + 1,), jnp.nan, dtype),
             done=jnp.asarray(False), converged=jnp.asarray(False), failed=jnp.asarray(False),
         )
@@ -358,8 +402,15 @@ def minimize(
     max_iter : int
         Maximum number of steps (static: it sizes the loss history).
     tol : float
-        Stop when the best loss improved by less than ``tol * max(|loss|, 1)`` for ``patience``
-        consecutive steps.
+        Full batch: stop (``converged=True``) when, for ``patience`` consecutive steps, the loss
+        changed by at most ``tol * max(|loss|, 1)`` *and* the step was at most
+        ``sqrt(tol) * max(||params||, 1)`` (Frobenius); the iterate where the test held is
+        returned; optimizers without a line search (Adam, SGD, Adagrad) must moreover satisfy
+        ``||G|| * max(||params||, 1) <= sqrt(tol) * max(|loss|, 1)`` with ``G`` the gradient (the
+        projected-gradient map ``x - P(x - g)`` with a projection). A first-order optimizer that
+        merely slowed down therefore does not report convergence. Minibatch: stop when the epoch-mean loss has not improved on the best
+        epoch mean by more than ``tol * max(|loss|, 1)`` for ``patience`` epochs (a plateau test
+        on a stochastic estimate).
     patience : int, optional
         Default 2 for optimizers with a line search, 10 otherwise.
     learning_rate : float, optional

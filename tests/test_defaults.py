@@ -1,0 +1,106 @@
+"""Defaults: the fixed tuning/confirmation split of the protocol, and NCA's honest convergence."""
+
+import importlib.util
+import json
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+
+import jaxdml
+
+ROOT = Path(__file__).resolve().parents[1]
+SPLIT = ROOT / "benchmarks" / "defaults_split.json"
+KEEL = ROOT.parent / "shared" / "keel"
+
+
+def _bench():
+    spec = importlib.util.spec_from_file_location("bench_defaults", ROOT / "benchmarks" / "bench_defaults.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+# --------------------------------------------------------------------------- the split
+def test_split_halves_are_disjoint_and_reproducible():
+    split = json.loads(SPLIT.read_text())
+    tuning, confirmation = set(split["tuning"]), set(split["confirmation"])
+    assert tuning and confirmation and not tuning & confirmation
+    assert len(tuning) + len(confirmation) == len(split["tuning"]) + len(split["confirmation"])  # no repeats
+    assert tuning | confirmation == set(split["n_samples"])
+    # the file is what its documented rule produces (seeded permutation within size strata) ...
+    again = _bench().make_split(split["n_samples"], split["seed"], split["small_max_samples"])
+    assert again == {"tuning": split["tuning"], "confirmation": split["confirmation"]}
+    # ... and each half holds about half of each stratum
+    for small in (True, False):
+        stratum = {n for n, s in split["n_samples"].items() if (s <= split["small_max_samples"]) == small}
+        assert abs(len(stratum & tuning) - len(stratum & confirmation)) <= 1
+
+
+@pytest.mark.skipif(not KEEL.is_dir(), reason="the shared KEEL folder ../shared/keel is absent")
+def test_split_covers_exactly_the_shared_keel_data_sets():
+    from jaxdml.datasets._keel import list_keel_datasets
+
+    split = json.loads(SPLIT.read_text())
+    shared = set(list_keel_datasets(KEEL))
+    assert len(shared) == 25
+    assert set(split["tuning"]) | set(split["confirmation"]) == shared
+
+
+# --------------------------------------------------------------------------- NCA converges honestly
+def _collapse_problem():
+    """scikit-learn's NCA toy problem: two points of class 0 and, at their midpoint, one of class 1.
+
+    With ``u = x_0 - x_1`` and ``d = ||L u||^2`` (so ``||L(x_0 - x_2)||^2 = d / 4``), each class-0
+    point picks its partner with probability ``1 / (1 + exp(3d/4))`` and the class-1 point has no
+    partner, so jaxdml's loss (minus the mean probability of a correct pick) is
+    ``f(L) = -(2/3) / (1 + exp(3d/4))``: minimal, ``-1/3``, exactly when the points collapse
+    (``L u = 0``).
+    """
+    rng = np.random.RandomState(42)
+    two = rng.randn(2, 5)
+    X = np.vstack([two, two.mean(axis=0)[None]])
+    return X, np.array([0, 0, 1]), two[0] - two[1]
+
+
+def _gap(L, u):
+    """``f(L) - f*`` in float64, from the closed form above."""
+    d = float(np.sum((np.asarray(L, np.float64) @ u) ** 2))
+    return (2.0 / 3.0) * (0.5 - 1.0 / (1.0 + np.exp(0.75 * d)))
+
+
+def test_nca_default_reaches_the_collapse_optimum():
+    X, y, u = _collapse_problem()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        nca = jaxdml.NCA(random_state=42).fit(X, y)
+    assert nca.converged_
+    Xt = nca.transform(X)
+    # scikit-learn's own assertion on this problem: the three points coincide (6 decimals)
+    np.testing.assert_array_almost_equal(Xt - Xt[2], 0.0, decimal=6)
+    assert _gap(nca.components_, u) <= 1e-10
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(optimizer="adam", max_iter=100), dict(optimizer="adam", max_iter=45),
+                                dict(optimizer="sgd", learning_rate=0.1, max_iter=300)])
+def test_nca_reports_convergence_only_at_the_optimum(kw):
+    """``converged_`` means the stopping test held: the loss is then within ``tol`` (relative to
+    ``max(|f*|, 1) = 1``) of the optimum ``-1/3`` -- whatever the optimizer."""
+    X, y, u = _collapse_problem()
+    tol = 1e-5
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        nca = jaxdml.NCA(tol=tol, random_state=42, **kw).fit(X, y)
+    warned = any(issubclass(w.category, ConvergenceWarning) for w in caught)
+    assert warned == (not nca.converged_)
+    if nca.converged_:
+        assert _gap(nca.components_, u) <= tol, kw
+
+
+def test_nca_budget_of_one_step_is_not_convergence():
+    X, y, _ = _collapse_problem()
+    with pytest.warns(ConvergenceWarning):
+        nca = jaxdml.NCA(max_iter=1, random_state=42).fit(X, y)
+    assert not nca.converged_ and nca.n_iter_ == 1
