@@ -115,9 +115,8 @@ def _cmd_experiment(args) -> int:
     for module in _split_list(args.plugins) or []:  # a user's module that calls jaxdml.register_method
         importlib.import_module(module)
     exp = get_experiment(args.name)
-    if args.data is None:
-        args.data = default_data_dir()
-        if args.data is None:
+    if args.data is None:  # the runner finds the default folder (and may fall back to bundled data)
+        if default_data_dir() is None:
             print(f"jaxdml: no --data folder given and ../shared/keel not found (set ${DATA_DIR_ENV}); "
                   "only scikit-learn data sets (iris, wine, breast_cancer, digits) can be used.", file=sys.stderr)
     if args.cache:

@@ -41,7 +41,7 @@ def test_split_halves_are_disjoint_and_reproducible():
 
 @pytest.mark.skipif(not KEEL.is_dir(), reason="the shared KEEL folder ../shared/keel is absent")
 def test_split_covers_exactly_the_shared_keel_data_sets():
-    from jaxdml.datasets._keel import list_keel_datasets
+    from jaxdml.datasets import list_keel_datasets
 
     split = json.loads(SPLIT.read_text())
     shared = set(list_keel_datasets(KEEL))

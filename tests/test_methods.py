@@ -49,11 +49,11 @@ def test_methods_lists_every_record_and_available_methods_is_its_names():
     # the records carry the gradient defaults (one place)
     nca = table["nca"].loss
     assert (nca.optimizer, nca.learning_rate, nca.max_iter, nca.batch_size, nca.large_n, nca.candidates_above,
-            nca.n_candidates) == ("adam", 1e-2, 100, 256, 4096, 8192, 1024)
+            nca.n_candidates) == ("lbfgs", None, 100, 256, 20000, 20000, 1024)
     assert jaxdml.losses.get("lmnn") is table["lmnn"].loss
 
 
-def test_user_method_by_name_in_fit_estimator_and_experiment(iris, clean_registry, tmp_path):
+def test_user_method_by_name_in_fit_estimator_and_experiment(iris, clean_registry, tmp_path, monkeypatch):
     X, y = iris
     jaxdml.register_method(WHITEN)
     assert "whiten" in jaxdml.methods() and "whiten" in jaxdml.available_methods()
@@ -74,7 +74,9 @@ def test_user_method_by_name_in_fit_estimator_and_experiment(iris, clean_registr
     # the experiment runner: a registered method's name adds a column
     from jaxdml.experiments import run_experiment
 
-    out = run_experiment("basic", data_dir=tmp_path, datasets=["iris"], algorithms=["Euclidean", "whiten"], n_folds=3,
+    # no data folder of the user's: scikit-learn's iris, split in 3 stratified folds
+    monkeypatch.setenv("JAXDML_KEEL_DIR", str(tmp_path))
+    out = run_experiment("basic", data_dir=None, datasets=["iris"], algorithms=["Euclidean", "whiten"], n_folds=3,
                          progress=False)
     recs = [r for r in out.records if r["algorithm"] == "whiten"]
     assert len(recs) == 3 and all(r["status"] == "ok" for r in recs)
@@ -129,7 +131,8 @@ def test_cli_experiment_imports_plugins_that_register_methods(clean_registry, tm
     monkeypatch.syspath_prepend(str(tmp_path))
     data = tmp_path / "data"
     data.mkdir()
-    main(["experiment", "basic", "--data", str(data), "--datasets", "iris", "--algorithms", "Euclidean,whiten",
+    monkeypatch.setenv("JAXDML_KEEL_DIR", str(data))  # no KEEL iris there: scikit-learn's iris
+    main(["experiment", "basic", "--datasets", "iris", "--algorithms", "Euclidean,whiten",
           "--folds", "3", "--out", str(tmp_path / "out"), "--plugins", "jaxdml_whiten_plugin", "--quiet",
           "--no-cache"])
     out = capsys.readouterr().out
