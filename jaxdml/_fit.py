@@ -35,6 +35,7 @@ def fit(
     batch_size="auto",
     n_candidates="auto",
     devices=None,
+    callback=None,
     **hyper,
 ) -> FittedMetric:
     """Learn a distance metric from labelled data.
@@ -83,6 +84,9 @@ def fit(
     devices : None, "all" or a sequence of jax devices
         Split each step's anchors across several devices (data parallelism with ``shard_map``);
         None uses the default device. The rows are padded to a multiple of the device count.
+    callback : callable, optional
+        Gradient methods: ``callback(params, n_iter, loss)`` on the host after every optimiser step
+        (monitoring, early stopping by raising, logging to your tools); it slows the loop down.
     **hyper
         Method hyper-parameters (e.g. ``mu``, ``margin`` for LMNN). Floats are traced (changing
         them does not recompile).
@@ -103,6 +107,6 @@ def fit(
     ensure_default_cache()
     settings = dict(init=init, optimizer=optimizer, learning_rate=learning_rate, n_neighbors=n_neighbors,
                     projection=projection, pad_to=pad_to, batch_size=batch_size, n_candidates=n_candidates,
-                    devices=devices)
+                    devices=devices, callback=callback)
     return run(resolve(loss), X, y, n_components=n_components, max_iter=max_iter, tol=tol,
                random_state=random_state, verbose=verbose, settings=settings, hyper=hyper)

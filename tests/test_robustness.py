@@ -254,3 +254,30 @@ def test_feature_names_out_and_pandas_output(iris01, est):
     names = est.get_feature_names_out()
     prefix = type(est).__name__.lower()
     assert list(names) == [f"{prefix}{i}" for i in range(est.transform(X).shape[1])]
+
+
+# --------------------------------------------------------------------------- observability
+@pytest.mark.parametrize("loss", ["nca", "lmnn", "itml", "lsi", "dml_eig", "ldml"])
+def test_verbose_progress_goes_to_the_jaxdml_logger(iris01, loss, caplog):
+    import logging
+
+    X, y = iris01
+    with caplog.at_level(logging.INFO, logger="jaxdml"):
+        jaxdml.fit(X, y, loss=loss, max_iter=12, verbose=2)
+    lines = [r.getMessage() for r in caplog.records if r.name == "jaxdml"]
+    assert any("iter" in l and "loss" in l for l in lines), lines
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="jaxdml"):
+        jaxdml.fit(X, y, loss=loss, max_iter=12)
+    assert not [r for r in caplog.records if r.name == "jaxdml"]  # quiet unless asked
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(optimizer="adam", learning_rate=1e-2, batch_size=64)])
+def test_callback_sees_every_step(iris01, kw):
+    X, y = iris01
+    seen = []
+    m = jaxdml.fit(X, y, loss="nca", max_iter=6, callback=lambda L, it, loss: seen.append((it, loss, L.shape)), **kw)
+    assert [s[0] for s in seen] == list(range(len(seen))) and len(seen) >= min(m.n_iter, 6)
+    assert all(np.isfinite(s[1]) and s[2] == (4, 4) for s in seen)
+    with pytest.raises(ValueError, match="callback"):
+        jaxdml.fit(X, y, loss="lda", callback=print)

@@ -13,6 +13,7 @@ import numbers
 import numpy as np
 
 from .._runtime import single_threaded_blas
+from .._logging import log_history, show_progress
 from .._validation import Interval, check_data, check_n_components, check_params, encode_labels
 from ..linalg import components_from_metric
 from ..solvers._result import FittedMetric
@@ -126,7 +127,11 @@ def run(method: Method, X, y, *, n_components=None, max_iter=None, tol=None, ran
         random_state = np.random.RandomState(int(random_state.integers(2**32)))
     n_classes = 0 if classes is None else len(classes)
     n_components = _n_components(method, n_components, X.shape[1], n_classes)
+    show_progress(verbose)
     with single_threaded_blas():
         out = method.solve(X, codes, n_classes, n_components=n_components, random_state=random_state,
                            max_iter=max_iter, tol=tol, verbose=verbose, **{**method.defaults, **given, **hyper})
-        return to_result(out, method.name, classes)
+        result = to_result(out, method.name, classes)
+    if verbose and method.loss is None:  # solvers outside the optax driver report after the solve
+        log_history(method.name, result.loss_history, verbose, n_iter=result.n_iter, converged=result.converged)
+    return result

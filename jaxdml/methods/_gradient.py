@@ -207,8 +207,8 @@ def _setup(spec, X, codes, n_classes, n_components, *, init, n_neighbors, pad_to
 
 def solve_loss(spec: LossSpec, name: str, X, codes, n_classes, *, n_components, random_state, max_iter, tol,
                verbose, init="auto", optimizer=None, learning_rate=None, n_neighbors=None, projection="auto",
-               pad_to="auto", batch_size="auto", n_candidates="auto", devices=None, probe=False, weights=None,
-               **hyper):
+               pad_to="auto", batch_size="auto", n_candidates="auto", devices=None, callback=None, probe=False,
+               weights=None, **hyper):
     """Minimise the method's loss from validated data; returns a :class:`FittedMetric`."""
     t_start = time.perf_counter()
     n_neighbors = 3 if n_neighbors is None else n_neighbors
@@ -234,7 +234,7 @@ def solve_loss(spec: LossSpec, name: str, X, codes, n_classes, *, n_components, 
     t_solve = time.perf_counter()
     res = minimize(spec.fn, params0, problem, optimizer=optimizer, projection=projection, max_iter=max_iter,
                    tol=tol, learning_rate=learning_rate, hyper=hyper, verbose=verbose, batch_size=batch_size,
-                   key=key, n_candidates=n_candidates, devices=devices)
+                   key=key, n_candidates=n_candidates, devices=devices, callback=callback)
     n_iter, hist = finish(res, name, max_iter, tol)
     t_end = time.perf_counter()
     params = np.asarray(res.params, dtype=np.float64)

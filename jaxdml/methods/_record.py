@@ -15,7 +15,7 @@ __all__ = ["Method", "SETTINGS", "GRADIENT_SETTINGS"]
 #: the value that means "not set". A method receives the ones it lists in ``Method.settings``; giving
 #: another one a value raises.
 SETTINGS = dict(init="auto", optimizer=None, learning_rate=None, n_neighbors=None, projection="auto",
-                pad_to="auto", batch_size="auto", n_candidates="auto", devices=None)
+                pad_to="auto", batch_size="auto", n_candidates="auto", devices=None, callback=None)
 #: the settings of the optax-driven loss methods (all of them)
 GRADIENT_SETTINGS = frozenset(SETTINGS)
 

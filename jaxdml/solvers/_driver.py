@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import numbers
-import sys
 from typing import Any, Callable, NamedTuple, Optional
 
 import jax
@@ -20,6 +19,7 @@ import jax.numpy as jnp
 import optax
 from optax import tree_utils as otu
 
+from .._logging import progress_line, show_progress
 from .._threads import blas_single_threaded
 
 __all__ = ["SolverResult", "minimize", "make_optimizer", "make_mesh", "split_hyper", "trace_count", "uses_linesearch"]
@@ -151,7 +151,18 @@ def _objective(loss_fn, static_kw, mesh, with_candidates: bool):
 
 
 def _print_progress(it, value):
-    print(f"  iter {int(it):5d}  loss {float(value): .6e}", file=sys.stderr, flush=True)
+    progress_line(it, value)
+
+
+def _user_callback(callback):
+    """``callback(params, n_iter, loss)`` on the host, from inside the jitted loop (None: no-op)."""
+    if callback is None:
+        return lambda params, it, value: None
+
+    def call(params, it, value):
+        jax.debug.callback(lambda p, i, v: callback(p, int(i), float(v)), params, it, value)
+
+    return call
 
 
 def _norm(tree):
@@ -194,8 +205,10 @@ def _stationary(value, grad, params, projection, tol):
 
 
 @functools.lru_cache(maxsize=256)
-def _runner(loss_fn, optimizer, projection, max_iter, patience, static_hyper, print_every, mesh=None):
+def _runner(loss_fn, optimizer, projection, max_iter, patience, static_hyper, print_every, mesh=None,
+            callback=None):
     obj = _objective(loss_fn, dict(static_hyper), mesh, False)
+    notify = _user_callback(callback)
 
     def run(params0, problem, hyper, tol, learning_rate):
         _TRACES["count"] += 1
@@ -239,6 +252,7 @@ def _runner(loss_fn, optimizer, projection, max_iter, patience, static_hyper, pr
                     lambda: jax.debug.callback(_print_progress, c["it"], value),
                     lambda: None,
                 )
+            notify(params, c["it"], value)
             updates, state = optimizer.update(
                 grad, state, params, value=value, grad=grad, value_fn=f
             )
@@ -277,13 +291,14 @@ def _runner(loss_fn, optimizer, projection, max_iter, patience, static_hyper, pr
 
 @functools.lru_cache(maxsize=256)
 def _runner_minibatch(loss_fn, optimizer, projection, max_iter, patience, static_hyper,
-                      print_every, batch_size, n_rows, n_candidates=None, mesh=None):
+                      print_every, batch_size, n_rows, n_candidates=None, mesh=None, callback=None):
     """Minibatch variant: ``max_iter`` optimizer steps, each on ``batch_size`` anchor rows drawn
     without replacement from a fresh permutation every epoch (each anchor is still compared with
     every sample by the loss, or with ``n_candidates`` rows drawn uniformly per step). The history
     holds each step's minibatch loss; the stopping test compares epoch means; the last iterate is
     returned."""
     obj = _objective(loss_fn, dict(static_hyper), mesh, n_candidates is not None)
+    notify = _user_callback(callback)
     spe = -(-n_rows // batch_size)  # steps per epoch
 
     def run(params0, problem, hyper, tol, learning_rate, key):
@@ -344,6 +359,7 @@ def _runner_minibatch(loss_fn, optimizer, projection, max_iter, patience, static
             if print_every:
                 jax.lax.cond(end & ((it // spe) % max(1, print_every // 10) == 0),
                              lambda: jax.debug.callback(_print_progress, it, epoch_mean), lambda: None)
+            notify(params, it, value)
             converged = stall >= patience
             zero = jnp.zeros((), dtype)
             return dict(params=params, state=state, it=it + 1, order=order, hist=hist,
@@ -381,6 +397,7 @@ def minimize(
     key=None,
     n_candidates: int | None = None,
     devices=None,
+    callback: Optional[Callable] = None,
 ) -> SolverResult:
     """Minimise ``loss_fn(params, problem, **hyper)`` with an optax optimizer.
 
@@ -447,6 +464,7 @@ def minimize(
     linesearch = uses_linesearch(optimizer, params0)
     static_hyper, traced = split_hyper(hyper or {})
     print_every = 0 if not verbose else (10 if verbose == 1 else int(verbose))
+    show_progress(verbose)
     lr = None if learning_rate is None else jnp.asarray(learning_rate, jnp.result_type(float))
     tol = jnp.asarray(tol, jnp.result_type(float))
     n_rows = int(problem.X.shape[0])
@@ -464,7 +482,7 @@ def minimize(
             raise ValueError(f"batch_size={batch_size} must be divisible by the {n_dev} devices.")
         run = _runner_minibatch(loss_fn, optimizer, projection, int(max_iter), int(patience or 3),
                                 static_hyper, print_every, batch_size, n_rows,
-                                None if n_candidates is None else int(n_candidates), mesh)
+                                None if n_candidates is None else int(n_candidates), mesh, callback)
         key = jax.random.key(0) if key is None else key
         return run(params0, problem, traced, tol, lr, key)
     if n_candidates is not None:
@@ -473,5 +491,6 @@ def minimize(
         raise ValueError(f"The {n_rows} rows must be divisible by the {n_dev} devices (pad the problem).")
     if patience is None:
         patience = 2 if linesearch else 10
-    run = _runner(loss_fn, optimizer, projection, int(max_iter), int(patience), static_hyper, print_every, mesh)
+    run = _runner(loss_fn, optimizer, projection, int(max_iter), int(patience), static_hyper, print_every, mesh,
+                  callback)
     return run(params0, problem, traced, tol, lr)
