@@ -150,8 +150,10 @@ def _objective(loss_fn, static_kw, mesh, with_candidates: bool):
     return obj
 
 
-def _print_progress(it, value):
-    progress_line(it, value)
+def _progress(show, it, value):
+    """A progress line on the ``jaxdml`` logger when ``show`` (traced bool) holds; None: never."""
+    if show is not None:
+        jax.lax.cond(show, lambda: jax.debug.callback(progress_line, it, value), lambda: None)
 
 
 def _user_callback(callback):
@@ -246,12 +248,7 @@ def _runner(loss_fn, optimizer, projection, max_iter, patience, static_hyper, pr
                 small = small & _stationary(value, grad, params, projection, tol)
             stall = jnp.where(small, c["stall"] + 1, 0)
             best = jnp.where(better, value, c["best"])
-            if print_every:
-                jax.lax.cond(
-                    c["it"] % print_every == 0,
-                    lambda: jax.debug.callback(_print_progress, c["it"], value),
-                    lambda: None,
-                )
+            _progress(c["it"] % print_every == 0 if print_every else None, c["it"], value)
             notify(params, c["it"], value)
             updates, state = optimizer.update(
                 grad, state, params, value=value, grad=grad, value_fn=f
@@ -356,9 +353,7 @@ def _runner_minibatch(loss_fn, optimizer, projection, max_iter, patience, static
             small = epoch_mean > c["best"] - tol * jnp.maximum(jnp.abs(epoch_mean), 1.0)
             stall = jnp.where(end, jnp.where(small, c["stall"] + 1, 0), c["stall"])
             best = jnp.where(end, jnp.minimum(c["best"], epoch_mean), c["best"])
-            if print_every:
-                jax.lax.cond(end & ((it // spe) % max(1, print_every // 10) == 0),
-                             lambda: jax.debug.callback(_print_progress, it, epoch_mean), lambda: None)
+            _progress(end & ((it // spe) % max(1, print_every // 10) == 0) if print_every else None, it, epoch_mean)
             notify(params, it, value)
             converged = stall >= patience
             zero = jnp.zeros((), dtype)
