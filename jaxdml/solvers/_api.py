@@ -24,6 +24,7 @@ from ..problems import bucket_size, make_problem
 from ..projections import projection_psd
 from ._driver import make_optimizer, minimize, uses_linesearch
 from ._init import initial_components
+from ._lmnn_active import ACTIVE_SET_DEFAULTS, minimize_active_set, use_active_set
 from ._result import FittedMetric
 
 __all__ = ["fit", "register_solver", "SolverSpec", "SOLVERS", "available_methods", "x64_call"]
@@ -308,6 +309,7 @@ def fit(
     if isinstance(loss, str) and loss not in _losses.REGISTRY:
         raise ValueError(f"Unknown loss {loss!r}. Valid names: {available_methods()}.")
     t_start = time.perf_counter()
+    max_iter_given = max_iter
     fn, spec, name, extra = _resolve_gradient(loss)
     check_params(
         dict(max_iter=max_iter, tol=tol, n_neighbors=n_neighbors, verbose=verbose, learning_rate=learning_rate,
@@ -359,6 +361,8 @@ def fit(
                 f"The callable loss must return a scalar; it returned shape {getattr(out, 'shape', type(out))}."
             )
 
+    active_set = use_active_set(loss, spec, n, optimizer=optimizer, batch_size=batch_size,
+                                n_candidates=n_candidates, devices=devices, problem_kw=problem_kw)
     if spec.large_n is not None and n > spec.large_n and spec.large:
         # large data: the method's large-data defaults replace what the user left unset
         big = spec.large
@@ -397,11 +401,22 @@ def fit(
             raise ValueError("n_candidates requires minibatch training (set batch_size and a first-order optimizer).")
     key = jax.random.key(np.random.RandomState(random_state).randint(2**31) if random_state is not None else 0)
     t_solve = time.perf_counter()
-    res = minimize(
-        fn, params0, problem, optimizer=optimizer, projection=projection, max_iter=max_iter,
-        tol=tol, learning_rate=learning_rate, hyper=hyper, verbose=verbose,
-        batch_size=batch_size, key=key, n_candidates=n_candidates, devices=devices,
-    )
+    solver_info = {}
+    if active_set:
+        # LMNN on large data: exact active set of impostors + full-batch L-BFGS (_lmnn_active)
+        batch_size = n_candidates = None
+        if max_iter_given is None:
+            max_iter = ACTIVE_SET_DEFAULTS["max_iter"]
+        res = minimize_active_set(params0, problem, max_iter=max_iter, tol=tol, verbose=verbose,
+                                  random_state=random_state, refresh_every=ACTIVE_SET_DEFAULTS["refresh_every"],
+                                  slack=ACTIVE_SET_DEFAULTS["slack"], **hyper)
+        solver_info = res.info
+    else:
+        res = minimize(
+            fn, params0, problem, optimizer=optimizer, projection=projection, max_iter=max_iter,
+            tol=tol, learning_rate=learning_rate, hyper=hyper, verbose=verbose,
+            batch_size=batch_size, key=key, n_candidates=n_candidates, devices=devices,
+        )
     n_iter = int(res.n_iter)  # blocks until the solve is done
     t_end = time.perf_counter()
     hist = np.asarray(res.loss_history, dtype=np.float64)[: n_iter + 1]
@@ -434,7 +449,7 @@ def fit(
         loss=float(res.loss), classes=classes, metric_=metric,
         info=dict(failed=bool(res.failed), padded_rows=bucket - n, batch_size=batch_size,
                   n_candidates=n_candidates, devices=n_dev, setup_seconds=t_solve - t_start,
-                  solve_seconds=t_end - t_solve),
+                  solve_seconds=t_end - t_solve, **solver_info),
     )
 
 
