@@ -160,6 +160,15 @@ def _within_radius(start, Z, s, codes, valid, outer, inner, *, block):
     return (ok & (d < outer[rows][:, None])).astype(jnp.int8) + (ok & (d < inner[rows][:, None])).astype(jnp.int8)
 
 
+def _sparse_nonzero(flat):
+    """``np.flatnonzero`` of a sparse 1-D int8 array, scanning it 8 bytes at a time."""
+    m = flat.size // 8 * 8
+    words = np.flatnonzero(flat[:m].view(np.uint64))
+    pos = (words[:, None] * 8 + np.arange(8)).reshape(-1)
+    pos = pos[flat[pos] != 0]
+    return np.concatenate([pos, m + np.flatnonzero(flat[m:])]).astype(np.int64)
+
+
 def active_impostors(Z, codes, valid, outer, inner=None, *, block_elements: int | None = None):
     """Every differently-labelled pair ``(i, l)`` with ``|z_i - z_l|^2 < outer[i]``, exactly.
 
@@ -191,7 +200,8 @@ def active_impostors(Z, codes, valid, outer, inner=None, *, block_elements: int 
     parts = []
     for start in range(0, n, block):
         code = np.asarray(_within_radius(jnp.int32(start), Z, s, codes, valid, outer, inner, block=block))
-        r, c = np.nonzero(code[: min(block, n - start)])
-        parts.append((r.astype(np.int32) + start, c.astype(np.int32), code[r, c] == 2))
+        code = np.ascontiguousarray(code[: min(block, n - start)]).reshape(-1)
+        pos = _sparse_nonzero(code)
+        parts.append(((pos // n).astype(np.int32) + start, (pos % n).astype(np.int32), code[pos] == 2))
     anchor, impostor, strict = (np.concatenate(p) for p in zip(*parts))
     return anchor, impostor, strict

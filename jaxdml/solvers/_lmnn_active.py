@@ -217,10 +217,14 @@ def minimize_active_set(params0, problem, *, mu=0.5, margin=1.0, max_iter: int =
             L = res.params
         inner_done = bool(res.converged)
         prev_keys = keys
-    capacity = max(capacity, min_capacity)
-    while capacity < keys.size:
-        capacity *= 2
-    value = float(_value_fn(block_elements)(L, problem, *_padded(anchor, impostor, capacity, dtype), mu_, margin_))
+    if converged:
+        # the set the inner solver used holds every violating pair at L: its value is exact
+        value = float(res.loss)
+    else:
+        capacity = max(capacity, min_capacity)
+        while capacity < keys.size:
+            capacity *= 2
+        value = float(_value_fn(block_elements)(L, problem, *_padded(anchor, impostor, capacity, dtype), mu_, margin_))
     history = np.concatenate(hist) if hist else np.zeros(0)
     info = dict(solver="active_set", refreshes=refreshes, init_scale=scale, active_pairs=sizes,
                 pair_capacity=capacity, refresh_every=refresh_every, slack=slack)
