@@ -36,22 +36,29 @@ def _active_set(L, prob, margin=1.0, slack=0.5, block_elements=None):
     return a, l, strict
 
 
+def _pad(a, l, m, size=1 << 15):
+    """Pad the pair arrays to a fixed size (mask 0): one compiled evaluation for every set."""
+    extra = size - a.size
+    return (np.concatenate([a, np.zeros(extra, a.dtype)]), np.concatenate([l, np.zeros(extra, l.dtype)]),
+            np.concatenate([m, np.zeros(extra)]))
+
+
 def test_active_objective_equals_exact_objective_at_the_refresh_point(rng, x64):
     X, y = _data(rng, 300)
     prob = jaxdml.make_problem(X, y, n_neighbors=3, pad_to=320)
     L = jnp.asarray(2.0 * np.eye(5) + 0.3 * rng.normal(size=(5, 5)))
+    pairs_vg = jax.jit(jax.value_and_grad(lambda P, prob, a, l, m, mu, margin: losses.lmnn_pairs(
+        P, prob, pair_anchor=a, pair_impostor=l, pair_mask=m, mu=mu, margin=margin)))
+    exact_vg = jax.jit(jax.value_and_grad(lambda P, prob, mu, margin: losses.lmnn(P, prob, mu=mu, margin=margin)))
     for margin, mu in ((1.0, 0.5), (0.3, 0.2)):
         a, l, strict = _active_set(L, prob, margin=margin)
-        assert 0 < a.size < 0.5 * 300 * 300  # a real subset of the pairs
-        f_act = lambda P: losses.lmnn_pairs(P, prob, pair_anchor=a, pair_impostor=l,  # noqa: E731
-                                            pair_mask=np.ones(a.size), mu=mu, margin=margin)
-        v, g = jax.value_and_grad(f_act)(L)
-        v_ex, g_ex = jax.value_and_grad(lambda P: losses.lmnn(P, prob, mu=mu, margin=margin))(L)
+        assert 0 < a.size < 1 << 15  # a real subset of the pairs
+        v, g = pairs_vg(L, prob, *_pad(a, l, np.ones(a.size)), mu, margin)
+        v_ex, g_ex = exact_vg(L, prob, mu, margin)
         np.testing.assert_allclose(float(v), float(v_ex), rtol=1e-12)
         np.testing.assert_allclose(np.asarray(g), np.asarray(g_ex), rtol=1e-10, atol=1e-12)
         # the strict subset (no slack) already holds every non-zero hinge
-        v_strict = losses.lmnn_pairs(L, prob, pair_anchor=a[strict], pair_impostor=l[strict],
-                                     pair_mask=np.ones(int(strict.sum())), mu=mu, margin=margin)
+        v_strict, _ = pairs_vg(L, prob, *_pad(a, l, strict.astype(float)), mu, margin)
         np.testing.assert_allclose(float(v_strict), float(v_ex), rtol=1e-12)
 
 
@@ -85,7 +92,8 @@ def test_initial_scale_minimises_the_objective_along_the_ray(rng, x64):
     prob = jaxdml.make_problem(X, y, n_neighbors=3)
     a = initial_scale(X, y, np.ones(200, bool), prob.targets, prob.target_mask, mu=0.5, margin=1.0,
                       n_anchors=200, n_candidates=200)  # every anchor and candidate: exact
-    f = lambda s: float(losses.lmnn(jnp.sqrt(s) * jnp.eye(5), prob))  # noqa: E731
+    g = jax.jit(lambda s: losses.lmnn(jnp.sqrt(s) * jnp.eye(5), prob))
+    f = lambda s: float(g(s))  # noqa: E731
     grid = np.geomspace(a / 4, a * 4, 41)
     assert f(a) <= min(f(s) for s in grid) + 1e-9
 
@@ -99,7 +107,7 @@ def test_solver_matches_full_batch_lbfgs_and_beats_the_sampled_path(rng, small_t
     full = jaxdml.fit(X, y, loss="lmnn", optimizer="lbfgs", max_iter=300)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        sampled = jaxdml.fit(X, y, loss="lmnn", batch_size=64, n_candidates=128, max_iter=300)
+        sampled = jaxdml.fit(X, y, loss="lmnn", batch_size=64, n_candidates=128, max_iter=200)
     assert "solver" not in full.info and sampled.info["n_candidates"] == 128  # user settings: former paths
     v_act, v_full, v_samp = (float(exact(jnp.asarray(m.L, jnp.float32), prob)) for m in (act, full, sampled))
     assert v_act <= v_samp
