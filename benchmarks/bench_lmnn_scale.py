@@ -6,7 +6,9 @@ Three parts, each (method, data set, fold) in a fresh process (compilation inclu
 * ``keel``: the shared KEEL data sets with at least 4 000 samples, DOB-SCV folds (``--folds``,
   default fold 1 only), min-max scaled per training fold, 3-NN test accuracy;
 * ``synthetic``: ``--n`` x ``--features``, ``--classes`` classes (default 20 000 x 16, 26
-  classes; ``make_classification`` with a fixed seed, 90/10 train/test), accuracy, time, peak RSS;
+  classes, letter-like: ``make_classification`` with seed 0, 5d/8 informative, d/4 redundant and
+  d/8 noise features, one cluster per class, class_sep 2; 90/10 train/test, min-max scaled on
+  train; Euclidean 3-NN about 0.92), accuracy, time, peak RSS;
 * ``epoch``: the default LMNN on ``make_classification`` data at ``--sizes`` (e.g. 200000,1000000)
   x 32 features with ``max_iter`` set to one refresh period (one pass over all anchors and the
   exact impostor search), reporting time and peak RSS.
@@ -61,9 +63,9 @@ def synthetic(n: int, d: int, classes: int, seed: int = 0):
     from sklearn.datasets import make_classification
 
     n_test = n // 9
-    X, y = make_classification(n_samples=n + n_test, n_features=d, n_informative=min(d, max(2, (3 * d) // 4)),
-                               n_redundant=d // 8, n_classes=classes, n_clusters_per_class=1,
-                               class_sep=1.5, random_state=seed)
+    X, y = make_classification(n_samples=n + n_test, n_features=d, n_informative=max(2, (5 * d) // 8),
+                               n_redundant=d // 4, n_classes=classes, n_clusters_per_class=1,
+                               class_sep=2.0, random_state=seed)
     Xtr, ytr, Xte, yte = X[:n], y[:n], X[n:], y[n:]
     lo, hi = Xtr.min(0), Xtr.max(0)
     scale = np.where(hi > lo, hi - lo, 1.0)

@@ -113,7 +113,7 @@ def lmnn_metric(M, problem, *, mu=0.5, margin=1.0, anchors=None, candidates=None
 
 
 def lmnn_pairs(L, problem, *, pair_anchor, pair_impostor, pair_mask, mu=0.5, margin=1.0,
-               block_elements: int | None = None):
+               pair_diff=None, block_elements: int | None = None):
     r"""LMNN objective in ``L`` with the push term restricted to explicit impostor pairs.
 
     .. math::
@@ -128,7 +128,12 @@ def lmnn_pairs(L, problem, *, pair_anchor, pair_impostor, pair_mask, mu=0.5, mar
     ``|L(x_i - x_l)|^2 < max_j |L(x_i - x_j)|^2 + m`` (what :func:`jaxdml.neighbors.active_impostors`
     returns), every non-zero hinge is in ``A`` and the value equals :func:`lmnn` exactly; between
     refreshes of ``A`` it is the active-set objective of Weinberger & Saul (2009, Section 5).
-    Memory is O(N k + |A|), processed in blocks of pairs; no N x N array is formed.
+    ``pair_diff`` (optional, ``X[pair_anchor] - X[pair_impostor]``) saves the row gathers when the
+    same set is evaluated many times.
+    Memory is O(N k + |A|), processed in blocks of pairs; no N x N array is formed. The gradient
+    is the closed form ``2 L G`` (``G``: the weighted scatter of target and active-impostor
+    differences), carried by a surrogate term, so the function supports ``jax.grad`` /
+    ``value_and_grad`` (first order only, not ``jax.hessian``).
 
     Examples
     --------
@@ -143,29 +148,48 @@ def lmnn_pairs(L, problem, *, pair_anchor, pair_impostor, pair_mask, mu=0.5, mar
     """
     if problem.targets is None:
         raise ValueError("lmnn_pairs needs target neighbours: build the problem with n_neighbors=k.")
-    mask = problem.sample_mask
-    Z = problem.X @ L.T
-    s = jnp.sum(Z * Z, axis=1)
-    t = problem.targets
+    X, mask = problem.X, problem.sample_mask
+    n, k = problem.targets.shape
+    Lc = jax.lax.stop_gradient(L)
     tw = problem.target_mask * mask[:, None]
-    dt = jnp.maximum(s[:, None] + s[t] - 2.0 * jnp.einsum("nd,nkd->nk", Z, Z[t]), 0.0)
-    pull = jnp.sum(tw * dt)
+    Dt = X[:, None, :] - X[problem.targets]  # (n, k, d) target differences
+    dt = jnp.sum(jnp.einsum("nkd,ed->nke", Dt, Lc) ** 2, axis=-1)
     pa = jnp.asarray(pair_anchor, jnp.int32)
     pl = jnp.asarray(pair_impostor, jnp.int32)
-    pm = jnp.asarray(pair_mask, Z.dtype)
+    pm = jnp.asarray(pair_mask, X.dtype)
+
+    d = X.shape[1]
     n_pairs = pa.shape[0]
-    k = t.shape[1]
+    per_pair = 4 * (d + L.shape[0] + 2 * k)
+    bs = linalg.block_size(max(n_pairs, 1), per_pair, block_elements)
+    bs = 1 << (bs.bit_length() - 1)  # a power of two: it divides the solver's doubling capacities
+    n_blocks = -(-n_pairs // bs)
+    if n_pairs % bs:  # pad to whole blocks (mask 0)
+        extra = n_blocks * bs - n_pairs
+        pa, pl, pm = (jnp.concatenate([a, jnp.zeros(extra, a.dtype)]) for a in (pa, pl, pm))
+        if pair_diff is not None:
+            pair_diff = jnp.concatenate([pair_diff, jnp.zeros((extra, d), pair_diff.dtype)])
 
-    def block(rows, valid):
-        i, l = pa[rows], pl[rows]
-        w = pm[rows] * valid * mask[l]
-        dl = jnp.maximum(s[i] + s[l] - 2.0 * jnp.sum(Z[i] * Z[l], axis=1), 0.0)
-        hinge = jax.nn.relu(margin + dt[i] - dl[:, None]) * tw[i]
-        return jnp.sum(hinge * w[:, None])
+    def block(b, carry):
+        i = jax.lax.dynamic_slice_in_dim(pa, b * bs, bs)
+        l = jax.lax.dynamic_slice_in_dim(pl, b * bs, bs)
+        w = jax.lax.dynamic_slice_in_dim(pm, b * bs, bs) * mask[l]
+        D = X[i] - X[l] if pair_diff is None else jax.lax.dynamic_slice_in_dim(pair_diff, b * bs, bs)
+        h = margin + dt[i] - jnp.sum((D @ Lc.T) ** 2, axis=1)[:, None]
+        act = jnp.where(h > 0, tw[i] * w[:, None], 0.0)  # weight of each active hinge
+        G = (D * jnp.sum(act, axis=1)[:, None]).T @ D
+        return carry[0] + jnp.sum(h * act), carry[1] + G, carry[2].at[i].add(act)
 
-    if n_pairs == 0:
-        push = jnp.zeros((), Z.dtype)
-    else:
-        per_pair = 2 * (k + 2 * Z.shape[1])
-        push = linalg.sum_over_blocks(block, n_pairs, linalg.block_size(n_pairs, per_pair, block_elements))
-    return ((1.0 - mu) * pull + mu * push) / n_valid(problem)
+    # only the blocks up to the last unmasked pair are visited (padding capacity costs nothing)
+    last = jnp.max(jnp.where(pm > 0, jnp.arange(pm.shape[0]), -1)) + 1
+    zero = (jnp.zeros((), X.dtype), jnp.zeros((d, d), X.dtype), jnp.zeros((n, k), X.dtype))
+    push, G_push, C = jax.lax.fori_loop(0, (last + bs - 1) // bs, block, zero) if n_pairs else zero
+    nv = n_valid(problem)
+    value = ((1.0 - mu) * jnp.sum(tw * dt) + mu * push) / nv
+    # d value / dL = 2 L G with G = sum_ij c_ij O_ij - mu sum_(i,l) (active hinges) O_il (O: outer
+    # products of differences); the surrogate tr(L G L^T) - its constant value carries it, so no
+    # gathered row has to be differentiated (a scatter-add per pair on CPU).
+    c = (1.0 - mu) * tw + mu * C
+    G = jax.lax.stop_gradient((jnp.einsum("nk,nkd,nke->de", c, Dt, Dt) - mu * G_push) / nv)
+    surrogate = jnp.sum((L @ G) * L)
+    return value + surrogate - jax.lax.stop_gradient(surrogate)

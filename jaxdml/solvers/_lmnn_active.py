@@ -99,7 +99,8 @@ def initial_scale(Z, codes, valid, targets, target_mask, *, mu, margin, random_s
     anchors = rng.choice(rows, min(n_anchors, rows.size), replace=False)
     pool = np.flatnonzero(valid)
     cand = rng.choice(pool, min(n_candidates, pool.size), replace=False)
-    dl = ((Z[anchors, None, :] - Z[None, cand, :]) ** 2).sum(-1)  # (S, C)
+    sq = np.sum(Z * Z, axis=1)
+    dl = np.maximum(sq[anchors][:, None] + sq[cand][None, :] - 2.0 * Z[anchors] @ Z[cand].T, 0.0)  # (S, C)
     other = codes[anchors][:, None] != codes[cand][None, :]
     v = dl[:, None, :] - dt[anchors][:, :, None]  # (S, k, C)
     sel = other[:, None, :] & (tw[anchors][:, :, None] > 0)
@@ -125,6 +126,11 @@ def _value_fn(block_elements):
     return jax.jit(lambda L, prob, a, l, m, mu, margin: lmnn_pairs(
         L, prob, pair_anchor=a, pair_impostor=l, pair_mask=m, mu=mu, margin=margin,
         block_elements=block_elements))
+
+
+@jax.jit
+def _differences(X, a, l):
+    return X[a] - X[l]
 
 
 def _padded(anchor, impostor, capacity, dtype):
@@ -207,7 +213,8 @@ def minimize_active_set(params0, problem, *, mu=0.5, margin=1.0, max_iter: int =
         sizes.append(int(keys.size))
         res = minimize(lmnn_pairs, L, problem, optimizer=opt, max_iter=int(min(refresh_every, max_iter - it)),
                        tol=tol, hyper=dict(pair_anchor=pa, pair_impostor=pl, pair_mask=pm, mu=mu_,
-                                           margin=margin_, block_elements=block_elements))
+                                           margin=margin_, pair_diff=_differences(problem.X, pa, pl),
+                                           block_elements=block_elements))
         steps = int(res.n_iter)
         h = np.asarray(res.loss_history, np.float64)[: steps + 1]
         hist.append(h[np.isfinite(h)] if hist == [] else h[1:][np.isfinite(h[1:])])
