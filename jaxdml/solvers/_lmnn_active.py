@@ -40,7 +40,9 @@ from ._driver import make_optimizer, minimize
 __all__ = ["ActiveSetResult", "minimize_active_set", "use_active_set", "ACTIVE_SET_DEFAULTS"]
 
 #: defaults of the active-set solver when ``jaxdml.fit`` routes ``loss="lmnn"`` to it
-ACTIVE_SET_DEFAULTS = dict(max_iter=500, refresh_every=25, slack=0.5)
+#: (``max_n``: above it each refresh's exact O(N^2 d) search is too slow on a CPU and the former
+#: minibatch path stays the default)
+ACTIVE_SET_DEFAULTS = dict(max_iter=500, refresh_every=25, slack=0.5, max_n=100_000)
 
 
 class ActiveSetResult(NamedTuple):
@@ -58,12 +60,13 @@ class ActiveSetResult(NamedTuple):
 def use_active_set(loss, spec, n: int, *, optimizer, batch_size, n_candidates, devices, problem_kw) -> bool:
     """The routing policy of ``jaxdml.fit``: the active-set solver replaces the method's large-data
     path (``spec.large`` names ``solver="lmnn_active_set"``) above ``spec.large_n`` samples when
-    the user left the optimisation settings at their defaults. Setting ``optimizer``,
+    the user left the optimisation settings at their defaults, up to
+    ``ACTIVE_SET_DEFAULTS["max_n"]`` samples. Setting ``optimizer``,
     ``batch_size`` or ``n_candidates`` keeps the former paths (e.g. ``optimizer="lbfgs"``:
     full-batch L-BFGS on the exact objective; ``batch_size=256``: minibatch Adam)."""
     big = spec.large or {}
     return (isinstance(loss, str) and big.get("solver") == "lmnn_active_set" and spec.param == "L"
-            and spec.large_n is not None and n > spec.large_n and optimizer is None
+            and spec.large_n is not None and spec.large_n < n <= ACTIVE_SET_DEFAULTS["max_n"] and optimizer is None
             and isinstance(batch_size, str) and isinstance(n_candidates, str) and devices is None
             and not problem_kw)
 
