@@ -12,7 +12,7 @@ Three parts, each (method, data set, fold) in a fresh process (compilation inclu
 * ``epoch``: the active-set solver (forced: the default uses it up to 100 000 samples) on the
   synthetic data at ``--sizes`` (e.g. 200000,1000000) x 32 features, 10 classes, with
   ``max_iter`` set to one refresh period (target search, scale, two exact impostor searches and
-  25 full-batch L-BFGS steps), reporting time and peak RSS.
+  50 full-batch L-BFGS steps), reporting time and peak RSS.
 
     python benchmarks/bench_lmnn_scale.py keel --datasets twonorm,ring --folds 1 --timeout 900
     python benchmarks/bench_lmnn_scale.py synthetic

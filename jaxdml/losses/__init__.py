@@ -19,7 +19,7 @@ register("nca", LossSpec(nca, "L", optimizer="adam", learning_rate=1e-2, max_ite
                          large_n=4096, large=dict(learning_rate=2e-2, max_iter=1000),
                          candidates_above=8192, n_candidates=1024))
 # LMNN: L-BFGS on the full objective; on large data (more than 4096 samples) the active-set solver
-# (jaxdml/solvers/_lmnn_active.py: exact impostor search refreshed every 25 L-BFGS steps). A user
+# (jaxdml/solvers/_lmnn_active.py: exact impostor search refreshed every 50 L-BFGS steps). A user
 # who sets optimizer/batch_size/n_candidates gets the former large-data path: minibatch Adam, with
 # impostors sampled uniformly (an unbiased estimate of the push term) above 8192 samples.
 register("lmnn", LossSpec(lmnn, "L", needs=frozenset({"targets"}), max_iter=200, large_n=4096,

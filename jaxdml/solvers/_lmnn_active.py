@@ -42,7 +42,7 @@ __all__ = ["ActiveSetResult", "minimize_active_set", "use_active_set", "ACTIVE_S
 #: defaults of the active-set solver when ``jaxdml.fit`` routes ``loss="lmnn"`` to it
 #: (``max_n``: above it each refresh's exact O(N^2 d) search is too slow on a CPU and the former
 #: minibatch path stays the default)
-ACTIVE_SET_DEFAULTS = dict(max_iter=500, refresh_every=25, slack=0.5, max_n=100_000)
+ACTIVE_SET_DEFAULTS = dict(max_iter=500, refresh_every=50, slack=0.5, max_n=100_000)
 
 
 class ActiveSetResult(NamedTuple):
