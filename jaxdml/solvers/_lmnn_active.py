@@ -145,7 +145,7 @@ def _padded(anchor, impostor, capacity, dtype):
 
 
 def minimize_active_set(params0, problem, *, mu=0.5, margin=1.0, max_iter: int = 500, tol: float = 1e-5,
-                        refresh_every: int = 25, slack: float = 0.5, rescale: bool = True,
+                        refresh_every: int = 50, slack: float = 0.5, rescale: bool = True,
                         min_capacity: int = 1024, block_elements: int | None = None,
                         random_state=None, verbose: int = 0) -> ActiveSetResult:
     """Minimise the LMNN objective (:func:`jaxdml.losses.lmnn`) in ``L`` with an active set of
