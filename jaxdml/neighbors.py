@@ -17,7 +17,7 @@ import numpy as np
 from . import linalg
 from ._padding import bucket_size
 
-__all__ = ["knn_search", "same_class_neighbors", "other_class_neighbors"]
+__all__ = ["knn_search", "same_class_neighbors", "other_class_neighbors", "active_impostors"]
 
 
 @functools.partial(jax.jit, static_argnames=("k", "mode", "exclude_self", "block"))
@@ -147,3 +147,61 @@ def other_class_neighbors(X, codes, m: int, *, L=None, block_elements=None):
         idx = np.concatenate([idx, extra], axis=1)
         ok = np.concatenate([ok, np.zeros_like(extra, bool)], axis=1)
     return idx, ok.astype(np.float32)
+
+
+@functools.partial(jax.jit, static_argnames=("block",))
+def _within_radius(start, Z, s, codes, valid, outer, inner, *, block):
+    """Codes for anchors ``start .. start + block``: 2 where ``d < inner``, 1 where ``d < outer``,
+    0 otherwise (differently-labelled valid rows only)."""
+    n = Z.shape[0]
+    rows = jnp.minimum(start + jnp.arange(block, dtype=jnp.int32), n - 1)
+    d = jnp.maximum(s[rows][:, None] + s[None, :] - 2.0 * Z[rows] @ Z.T, 0.0)
+    ok = (codes[rows][:, None] != codes[None, :]) & valid[None, :]
+    return (ok & (d < outer[rows][:, None])).astype(jnp.int8) + (ok & (d < inner[rows][:, None])).astype(jnp.int8)
+
+
+def _sparse_nonzero(flat):
+    """``np.flatnonzero`` of a sparse 1-D int8 array, scanning it 8 bytes at a time."""
+    m = flat.size // 8 * 8
+    words = np.flatnonzero(flat[:m].view(np.uint64))
+    pos = (words[:, None] * 8 + np.arange(8)).reshape(-1)
+    pos = pos[flat[pos] != 0]
+    return np.concatenate([pos, m + np.flatnonzero(flat[m:])]).astype(np.int64)
+
+
+def active_impostors(Z, codes, valid, outer, inner=None, *, block_elements: int | None = None):
+    """Every differently-labelled pair ``(i, l)`` with ``|z_i - z_l|^2 < outer[i]``, exactly.
+
+    The LMNN active set (Weinberger & Saul, 2009, Section 5): with ``outer[i] = max_j
+    |L(x_i - x_j)|^2 + margin`` over the target neighbours ``j`` of ``i`` (plus a slack), it holds
+    every impostor whose hinge can be non-zero. Anchors are processed in blocks sized by the
+    memory budget (O(block * N) memory, never O(N^2)); the pairs come back as index arrays.
+
+    Parameters
+    ----------
+    Z : (n, d') embedded rows ``X L^T`` (JAX or NumPy array).
+    codes : (n,) int class codes. valid : (n,) bool, False for padding rows.
+    outer : (n,) squared radius per anchor (``-inf``: no impostors for that row).
+    inner : (n,) optional smaller radius; ``strict`` flags the pairs inside it.
+    block_elements : pairwise entries per block (default: from the memory budget).
+
+    Returns
+    -------
+    anchor, impostor : (p,) int32 index arrays, sorted by anchor then impostor.
+    strict : (p,) bool, the pairs with ``|z_i - z_l|^2 < inner[i]`` (all True without ``inner``).
+    """
+    Z = jnp.asarray(Z)
+    n = Z.shape[0]
+    s = jnp.sum(Z * Z, axis=1)
+    outer = jnp.asarray(outer, Z.dtype)
+    inner = outer if inner is None else jnp.asarray(inner, Z.dtype)
+    codes, valid = jnp.asarray(codes, jnp.int32), jnp.asarray(valid, bool)
+    block = linalg.block_size(n, n, block_elements)
+    parts = []
+    for start in range(0, n, block):
+        code = np.asarray(_within_radius(jnp.int32(start), Z, s, codes, valid, outer, inner, block=block))
+        code = np.ascontiguousarray(code[: min(block, n - start)]).reshape(-1)
+        pos = _sparse_nonzero(code)
+        parts.append(((pos // n).astype(np.int32) + start, (pos % n).astype(np.int32), code[pos] == 2))
+    anchor, impostor, strict = (np.concatenate(p) for p in zip(*parts))
+    return anchor, impostor, strict

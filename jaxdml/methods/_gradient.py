@@ -28,6 +28,7 @@ from ..problems import make_problem
 from ..projections import projection_psd
 from ..solvers._driver import make_optimizer, minimize, uses_linesearch
 from ..solvers._init import initial_components
+from ..solvers._lmnn_active import ACTIVE_SET_DEFAULTS, minimize_active_set, use_active_set
 from ..solvers._result import FittedMetric
 from ._record import GRADIENT_SETTINGS, Method
 from .._warnings import warn as _warn
@@ -205,6 +206,23 @@ def _setup(spec, X, codes, n_classes, n_components, *, init, n_neighbors, pad_to
     return problem, params0, pre, bucket, devices, n_dev
 
 
+def _solve_active_set(name, params0, problem, n, bucket, max_iter, tol, verbose, random_state, t_start, hyper):
+    """LMNN's large-data path (:mod:`jaxdml.solvers._lmnn_active`), as a :class:`FittedMetric`."""
+    max_iter = ACTIVE_SET_DEFAULTS["max_iter"] if max_iter is None else max_iter
+    t_solve = time.perf_counter()
+    res = minimize_active_set(params0, problem, max_iter=max_iter, tol=tol, verbose=verbose,
+                              random_state=random_state, refresh_every=ACTIVE_SET_DEFAULTS["refresh_every"],
+                              slack=ACTIVE_SET_DEFAULTS["slack"], **hyper)
+    n_iter, hist = finish(res, name, max_iter, tol)
+    t_end = time.perf_counter()
+    return FittedMetric(
+        L=np.asarray(res.params, dtype=np.float64), method=name, n_iter=n_iter, converged=bool(res.converged),
+        loss_history=hist, loss=float(res.loss),
+        info=dict(failed=bool(res.failed), padded_rows=bucket - n, batch_size=None, n_candidates=None, devices=1,
+                  setup_seconds=t_solve - t_start, solve_seconds=t_end - t_solve, **res.info),
+    )
+
+
 def solve_loss(spec: LossSpec, name: str, X, codes, n_classes, *, n_components, random_state, max_iter, tol,
                verbose, init="auto", optimizer=None, learning_rate=None, n_neighbors=None, projection="auto",
                pad_to="auto", batch_size="auto", n_candidates="auto", devices=None, callback=None, probe=False,
@@ -216,6 +234,9 @@ def solve_loss(spec: LossSpec, name: str, X, codes, n_classes, *, n_components, 
     check_params(dict(tol=tol, batch_size=batch_size, n_neighbors=n_neighbors, learning_rate=learning_rate,
                       projection=projection, pad_to=pad_to), _SETTING_CONSTRAINTS, owner="jaxdml.fit")
     n = X.shape[0]
+    active = callback is None and use_active_set(
+        name, spec, n, optimizer=optimizer, batch_size=batch_size, n_candidates=n_candidates, devices=devices,
+        problem_kw=[k for k in PROBLEM_KEYS if k in hyper])
     problem, params0, pre, bucket, devices, n_dev = _setup(
         spec, X, codes, n_classes, n_components, init=init, n_neighbors=n_neighbors, pad_to=pad_to,
         random_state=random_state, devices=devices, hyper=hyper)
@@ -223,6 +244,9 @@ def solve_loss(spec: LossSpec, name: str, X, codes, n_classes, *, n_components, 
         hyper["weights"] = jnp.asarray(weights)
     if probe:
         _check_callable(spec.fn, problem, params0, hyper)
+    if active:  # LMNN on large data: exact active set of impostors + full-batch L-BFGS
+        return _solve_active_set(name, params0, problem, n, bucket, max_iter, tol, verbose, random_state, t_start,
+                                 hyper)
     spec = _large_data(spec, n, optimizer, max_iter)
     optimizer = _optimizer(optimizer, spec)
     if projection == "auto":

@@ -19,12 +19,15 @@ LMNN_CONSTRAINTS = {
     "margin": [Interval(numbers.Real, 0, None, closed="neither")],
 }
 
-# LMNN: L-BFGS on the full objective; on large data (more than 4096 samples) minibatch Adam, with
+# LMNN: L-BFGS on the full objective; on large data (more than 4096 samples) the active-set solver
+# (jaxdml/solvers/_lmnn_active.py: exact impostor search refreshed every 50 L-BFGS steps). A user
+# who sets optimizer/batch_size/n_candidates gets the former large-data path: minibatch Adam, with
 # impostors sampled uniformly (an unbiased estimate of the push term) above 8192 samples.
 LMNN_METHOD = gradient_method(
     "lmnn",
     LossSpec(lmnn, "L", needs=frozenset({"targets"}), max_iter=200, large_n=4096,
-             large=dict(optimizer="adam", learning_rate=1e-2, max_iter=1000, batch_size=256),
+             large=dict(optimizer="adam", learning_rate=1e-2, max_iter=1000, batch_size=256,
+                        solver="lmnn_active_set"),
              candidates_above=8192, n_candidates=1024),
     defaults=LMNN_DEFAULTS, constraints={**LMNN_CONSTRAINTS, **BLOCK_ELEMENTS}, estimator="LMNN",
 )
@@ -58,8 +61,15 @@ class LMNN(GradientMetricLearner):
         (:func:`jaxdml.losses.lmnn_metric`, convex). "auto" is "gradient".
     init, max_iter, tol, optimizer, learning_rate, batch_size, n_candidates, devices, random_state, verbose
         As in :class:`NCA`. Defaults: L-BFGS for 200 iterations on the full objective; above 4096
-        samples Adam on 256-anchor minibatches for 1000 steps, with 1024 sampled impostor
-        candidates per step above 8192 samples.
+        samples (and up to 100 000) the active-set solver (Weinberger & Saul, 2009, Section 5):
+        the impostors inside the margin (plus a slack) are found exactly with a blockwise search,
+        refreshed every 50 L-BFGS steps on the objective restricted to them, for at most 500
+        steps; converged only when a refresh finds no new violating impostor. Setting
+        ``optimizer``, ``batch_size`` or ``n_candidates`` (or ``devices``) selects the former
+        paths instead: e.g. ``optimizer="lbfgs"`` is L-BFGS on the exact full objective,
+        ``optimizer="adam"`` Adam on 256-anchor minibatches for 1000 steps (with 1024 sampled
+        impostor candidates per step above 8192 samples), which is also the default above
+        100 000 samples, where an exact O(N^2) search per refresh is too slow on a CPU.
 
     Examples
     --------

@@ -1,0 +1,241 @@
+"""LMNN on large data with an active set of impostors (Weinberger & Saul, JMLR 2009, Section 5).
+
+The push term of LMNN sums a hinge over every (anchor, target, impostor) triplet, but at any ``L``
+only the few impostors inside the margin of an anchor's targets contribute. The solver alternates
+
+1. a *refresh*: the exact blockwise search (:func:`jaxdml.neighbors.active_impostors`) of every
+   differently-labelled pair ``(i, l)`` with ``|L(x_i - x_l)|^2 < max_j |L(x_i - x_j)|^2 +
+   margin * (1 + slack)`` under the current ``L`` - O(block * N) memory, never O(N^2) - kept as
+   padded index arrays whose capacity doubles when exceeded (so compiled shapes are bucketed);
+2. up to ``refresh_every`` full-batch L-BFGS steps (:func:`jaxdml.minimize`, the whole loop in
+   one jitted ``while_loop``) on :func:`jaxdml.losses.lmnn_pairs`, the objective with the hinge
+   restricted to that set (pull term over every target).
+
+At a refresh point the active-set objective equals the exact one (every pair whose hinge can be
+non-zero is in the set). The fit has converged only when the inner stopping test was met *and*
+the following refresh finds no violating impostor outside the set the inner solver used, i.e.
+the stopping test held for the exact objective.
+
+Before the first refresh ``L`` is rescaled by the factor that minimises the LMNN objective along
+the ray ``a L`` (estimated on a sample of anchors and candidates): on min-max scaled data with
+margin 1 nearly half of all pairs are inside the margin at ``L = I``; at the best scale only a
+thin shell is. LMNN is convex in ``M = L^T L``, so a rescaled start changes the path, not the
+optimum.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ..losses import lmnn_pairs
+from ..neighbors import active_impostors
+from ._driver import make_optimizer, minimize
+
+__all__ = ["ActiveSetResult", "minimize_active_set", "use_active_set", "ACTIVE_SET_DEFAULTS"]
+
+#: defaults of the active-set solver when ``jaxdml.fit`` routes ``loss="lmnn"`` to it
+#: (``max_n``: above it each refresh's exact O(N^2 d) search is too slow on a CPU and the former
+#: minibatch path stays the default)
+ACTIVE_SET_DEFAULTS = dict(max_iter=500, refresh_every=50, slack=0.5, max_n=100_000)
+
+
+class ActiveSetResult(NamedTuple):
+    """Like :class:`jaxdml.solvers.SolverResult`, plus ``info`` (refreshes, active-set sizes)."""
+
+    params: Any
+    loss: float
+    n_iter: int
+    converged: bool
+    loss_history: np.ndarray
+    failed: bool
+    info: dict
+
+
+def use_active_set(loss, spec, n: int, *, optimizer, batch_size, n_candidates, devices, problem_kw) -> bool:
+    """The routing policy of ``jaxdml.fit``: the active-set solver replaces the method's large-data
+    path (``spec.large`` names ``solver="lmnn_active_set"``) above ``spec.large_n`` samples when
+    the user left the optimisation settings at their defaults, up to
+    ``ACTIVE_SET_DEFAULTS["max_n"]`` samples. Setting ``optimizer``,
+    ``batch_size`` or ``n_candidates`` keeps the former paths (e.g. ``optimizer="lbfgs"``:
+    full-batch L-BFGS on the exact objective; ``batch_size=256``: minibatch Adam)."""
+    big = spec.large or {}
+    return (isinstance(loss, str) and big.get("solver") == "lmnn_active_set" and spec.param == "L"
+            and spec.large_n is not None and spec.large_n < n <= ACTIVE_SET_DEFAULTS["max_n"] and optimizer is None
+            and isinstance(batch_size, str) and isinstance(n_candidates, str) and devices is None
+            and not problem_kw)
+
+
+@jax.jit
+def _radii(L, X, targets, target_mask, sample_mask, margin, slack):
+    """``Z = X L^T``, and per anchor ``max_j d_ij + margin`` and ``... + margin * (1 + slack)``."""
+    Z = X @ L.T
+    dt = jnp.sum((Z[:, None, :] - Z[targets]) ** 2, axis=-1)
+    tw = target_mask * sample_mask[:, None]
+    far = jnp.max(jnp.where(tw > 0, dt, -jnp.inf), axis=1)
+    return Z, far + margin, far + margin * (1.0 + slack)
+
+
+def initial_scale(Z, codes, valid, targets, target_mask, *, mu, margin, random_state=None,
+                  n_anchors: int = 256, n_candidates: int = 4096) -> float:
+    """The factor ``a`` minimising ``f(a) = (1-mu) a T + mu sum relu(margin - a v)`` (LMNN along the
+    ray ``sqrt(a) L``), where ``T`` is the pull term and ``v = d_il - d_ij`` over triplets.
+
+    ``T`` is exact; the push sum is estimated on ``n_anchors`` anchors against ``n_candidates``
+    uniformly drawn rows (rescaled). ``f`` is convex and piecewise linear in ``a``; its minimiser
+    is found by bisection on the sign of ``f'`` in log space, within ``[1e-3, 1e4]``.
+    """
+    Z = np.asarray(Z, np.float64)
+    valid = np.asarray(valid, bool)
+    tw = np.asarray(target_mask, np.float64) * valid[:, None]
+    dt = ((Z[:, None, :] - Z[np.asarray(targets)]) ** 2).sum(-1)
+    pull = float(np.sum(tw * dt))
+    rows = np.flatnonzero(valid & (tw.sum(1) > 0))
+    if pull <= 0 or rows.size == 0:
+        return 1.0
+    rng = np.random.default_rng(None if random_state is None else np.random.RandomState(random_state).randint(2**31))
+    anchors = rng.choice(rows, min(n_anchors, rows.size), replace=False)
+    pool = np.flatnonzero(valid)
+    cand = rng.choice(pool, min(n_candidates, pool.size), replace=False)
+    sq = np.sum(Z * Z, axis=1)
+    dl = np.maximum(sq[anchors][:, None] + sq[cand][None, :] - 2.0 * Z[anchors] @ Z[cand].T, 0.0)  # (S, C)
+    other = codes[anchors][:, None] != codes[cand][None, :]
+    v = dl[:, None, :] - dt[anchors][:, :, None]  # (S, k, C)
+    sel = other[:, None, :] & (tw[anchors][:, :, None] > 0)
+    v = v[sel]
+    weight = (rows.size / anchors.size) * (pool.size / cand.size)
+
+    def slope(a):
+        return (1.0 - mu) * pull - mu * weight * float(np.sum(v[a * v < margin]))
+
+    lo, hi = 1e-3, 1e4
+    if slope(lo) >= 0:
+        return lo
+    if slope(hi) <= 0:
+        return hi
+    for _ in range(50):
+        mid = np.sqrt(lo * hi)
+        lo, hi = (lo, mid) if slope(mid) > 0 else (mid, hi)
+    return float(np.sqrt(lo * hi))
+
+
+@functools.lru_cache(maxsize=None)
+def _value_fn(block_elements):
+    return jax.jit(lambda L, prob, a, l, m, mu, margin: lmnn_pairs(
+        L, prob, pair_anchor=a, pair_impostor=l, pair_mask=m, mu=mu, margin=margin,
+        block_elements=block_elements))
+
+
+@jax.jit
+def _differences(X, a, l):
+    return X[a] - X[l]
+
+
+def _padded(anchor, impostor, capacity, dtype):
+    p = anchor.size
+    pad = capacity - p
+    return (jnp.asarray(np.concatenate([anchor, np.zeros(pad, np.int32)])),
+            jnp.asarray(np.concatenate([impostor, np.zeros(pad, np.int32)])),
+            jnp.asarray(np.concatenate([np.ones(p), np.zeros(pad)]), dtype))
+
+
+def minimize_active_set(params0, problem, *, mu=0.5, margin=1.0, max_iter: int = 500, tol: float = 1e-5,
+                        refresh_every: int = 50, slack: float = 0.5, rescale: bool = True,
+                        min_capacity: int = 1024, block_elements: int | None = None,
+                        random_state=None, verbose: int = 0) -> ActiveSetResult:
+    """Minimise the LMNN objective (:func:`jaxdml.losses.lmnn`) in ``L`` with an active set of
+    impostors (see the module docstring).
+
+    Parameters
+    ----------
+    params0 : (d', d) initial linear map.
+    problem : LabeledProblem with target neighbours (rows may be padded).
+    mu, margin : LMNN hyper-parameters.
+    max_iter : total L-BFGS steps over all refreshes.
+    tol : the inner stopping test of :func:`jaxdml.minimize` (relative improvement).
+    refresh_every : L-BFGS steps between two refreshes of the active set.
+    slack : the search radius is ``max_j d_ij + margin * (1 + slack)``: pairs up to ``slack``
+        margins outside the hinge are kept, so that moderate moves of ``L`` between refreshes do
+        not miss impostors.
+    rescale : start from ``sqrt(a) * params0`` with ``a`` from :func:`initial_scale`.
+    min_capacity : smallest capacity of the padded pair arrays (it doubles when exceeded).
+    block_elements : memory budget of one block of pairwise work (default: library budget).
+    random_state : seeds the samples of :func:`initial_scale`.
+    verbose : print one line per refresh when > 0.
+
+    Returns
+    -------
+    ActiveSetResult
+        ``loss`` is the exact objective at ``params`` (evaluated on a fresh active set);
+        ``converged`` is True only when the inner stopping test held and the last refresh found
+        no violating impostor outside the set it was met on.
+    """
+    if refresh_every < 1:
+        raise ValueError(f"refresh_every must be a positive int; got {refresh_every}.")
+    dtype = problem.X.dtype
+    L = jnp.asarray(params0, dtype)
+    mu_, margin_ = jnp.asarray(mu, dtype), jnp.asarray(margin, dtype)
+    n = int(problem.X.shape[0])
+    codes = np.asarray(problem.y)
+    valid = np.asarray(problem.sample_mask) > 0
+    radii = functools.partial(_radii, X=problem.X, targets=problem.targets, target_mask=problem.target_mask,
+                              sample_mask=problem.sample_mask, margin=margin_, slack=jnp.asarray(slack, dtype))
+    scale = 1.0
+    if rescale:
+        Z0 = np.asarray(problem.X, np.float64) @ np.asarray(L, np.float64).T
+        scale = initial_scale(Z0, codes, valid, problem.targets, problem.target_mask, mu=float(mu),
+                              margin=float(margin), random_state=random_state)
+        L = L * jnp.asarray(np.sqrt(scale), dtype)
+    opt = make_optimizer("lbfgs")
+    hist, sizes = [], []
+    it, capacity, refreshes = 0, 0, 0
+    prev_keys, inner_done, converged, failed = None, False, False, False
+    while True:
+        Z, inner, outer = radii(L)
+        anchor, impostor, strict = active_impostors(Z, codes, valid, outer, inner, block_elements=block_elements)
+        refreshes += 1
+        keys = anchor.astype(np.int64) * n + impostor
+        new = 0 if prev_keys is None else int(np.count_nonzero(~np.isin(keys[strict], prev_keys, assume_unique=True)))
+        if verbose:
+            print(f"  refresh {refreshes:3d}  iter {it:5d}  active pairs {keys.size:9d}  "
+                  f"violating {int(strict.sum()):9d}  new {new:7d}", file=sys.stderr, flush=True)
+        if inner_done and new == 0:
+            converged = True
+            break
+        if it >= max_iter or failed:
+            break
+        capacity = max(capacity, min_capacity)
+        while capacity < keys.size:
+            capacity *= 2
+        pa, pl, pm = _padded(anchor, impostor, capacity, dtype)
+        sizes.append(int(keys.size))
+        res = minimize(lmnn_pairs, L, problem, optimizer=opt, max_iter=int(min(refresh_every, max_iter - it)),
+                       tol=tol, hyper=dict(pair_anchor=pa, pair_impostor=pl, pair_mask=pm, mu=mu_,
+                                           margin=margin_, pair_diff=_differences(problem.X, pa, pl),
+                                           block_elements=block_elements))
+        steps = int(res.n_iter)
+        h = np.asarray(res.loss_history, np.float64)[: steps + 1]
+        hist.append(h[np.isfinite(h)] if hist == [] else h[1:][np.isfinite(h[1:])])
+        it += steps
+        failed = bool(res.failed)
+        if not failed or steps > 0:
+            L = res.params
+        inner_done = bool(res.converged)
+        prev_keys = keys
+    if converged:
+        # the set the inner solver used holds every violating pair at L: its value is exact
+        value = float(res.loss)
+    else:
+        capacity = max(capacity, min_capacity)
+        while capacity < keys.size:
+            capacity *= 2
+        value = float(_value_fn(block_elements)(L, problem, *_padded(anchor, impostor, capacity, dtype), mu_, margin_))
+    history = np.concatenate(hist) if hist else np.zeros(0)
+    info = dict(solver="active_set", refreshes=refreshes, init_scale=scale, active_pairs=sizes,
+                pair_capacity=capacity, refresh_every=refresh_every, slack=slack)
+    return ActiveSetResult(L, value, it, converged, history, failed, info)

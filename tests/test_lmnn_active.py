@@ -1,0 +1,140 @@
+"""LMNN with an active set of impostors: the restricted objective, the exact blockwise search and
+the solver that alternates them (jaxdml/solvers/_lmnn_active.py)."""
+
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxdml
+from jaxdml import losses
+from jaxdml.exceptions import ConvergenceWarning
+from jaxdml.neighbors import _within_radius, active_impostors
+from jaxdml.solvers._lmnn_active import _radii, initial_scale, minimize_active_set
+
+
+def _data(rng, n, d=5, c=4):
+    X = rng.random((n, d))
+    y = rng.integers(0, c, n)
+    X[:, 0] += 0.35 * y
+    return X, y
+
+
+@pytest.fixture
+def small_threshold():
+    """Route loss="lmnn" to the active-set solver above 400 samples (instead of 4096)."""
+    from jaxdml.methods._gradient import BLOCK_ELEMENTS, gradient_method
+    from jaxdml.methods._lmnn import LMNN_CONSTRAINTS, LMNN_DEFAULTS, LMNN_METHOD
+
+    record = gradient_method("lmnn", LMNN_METHOD.loss._replace(large_n=400), defaults=LMNN_DEFAULTS,
+                             constraints={**LMNN_CONSTRAINTS, **BLOCK_ELEMENTS}, estimator="LMNN")
+    jaxdml.register_method(record, replace=True)
+    yield
+    jaxdml.register_method(LMNN_METHOD, replace=True)
+
+
+def _active_set(L, prob, margin=1.0, slack=0.5, block_elements=None):
+    Z, inner, outer = _radii(L, prob.X, prob.targets, prob.target_mask, prob.sample_mask, margin, slack)
+    a, l, strict = active_impostors(Z, np.asarray(prob.y), np.asarray(prob.sample_mask) > 0, outer, inner,
+                                    block_elements=block_elements)
+    return a, l, strict
+
+
+def _pad(a, l, m, size=1 << 15):
+    """Pad the pair arrays to a fixed size (mask 0): one compiled evaluation for every set."""
+    extra = size - a.size
+    return (np.concatenate([a, np.zeros(extra, a.dtype)]), np.concatenate([l, np.zeros(extra, l.dtype)]),
+            np.concatenate([m, np.zeros(extra)]))
+
+
+def test_active_objective_equals_exact_objective_at_the_refresh_point(rng, x64):
+    X, y = _data(rng, 300)
+    prob = jaxdml.make_problem(X, y, n_neighbors=3, pad_to=320)
+    L = jnp.asarray(2.0 * np.eye(5) + 0.3 * rng.normal(size=(5, 5)))
+    pairs_vg = jax.jit(jax.value_and_grad(lambda P, prob, a, l, m, mu, margin: losses.lmnn_pairs(
+        P, prob, pair_anchor=a, pair_impostor=l, pair_mask=m, mu=mu, margin=margin)))
+    exact_vg = jax.jit(jax.value_and_grad(lambda P, prob, mu, margin: losses.lmnn(P, prob, mu=mu, margin=margin)))
+    for margin, mu in ((1.0, 0.5), (0.3, 0.2)):
+        a, l, strict = _active_set(L, prob, margin=margin)
+        assert 0 < a.size < 1 << 15  # a real subset of the pairs
+        v, g = pairs_vg(L, prob, *_pad(a, l, np.ones(a.size)), mu, margin)
+        v_ex, g_ex = exact_vg(L, prob, mu, margin)
+        np.testing.assert_allclose(float(v), float(v_ex), rtol=1e-12)
+        np.testing.assert_allclose(np.asarray(g), np.asarray(g_ex), rtol=1e-10, atol=1e-12)
+        # the strict subset (no slack) already holds every non-zero hinge
+        v_strict, _ = pairs_vg(L, prob, *_pad(a, l, strict.astype(float)), mu, margin)
+        np.testing.assert_allclose(float(v_strict), float(v_ex), rtol=1e-12)
+
+
+def test_blockwise_search_is_exact_and_never_holds_n_by_n(rng):
+    X, y = _data(rng, 700)
+    prob = jaxdml.make_problem(X, y, n_neighbors=3)
+    L = jnp.asarray(3.0 * np.eye(5), jnp.float32)
+    a, l, strict = _active_set(L, prob, block_elements=700 * 50)  # 14 blocks of 50 anchors
+    a2, l2, s2 = _active_set(L, prob)  # one block
+    np.testing.assert_array_equal(a, a2)
+    np.testing.assert_array_equal(l, l2)
+    np.testing.assert_array_equal(strict, s2)
+    # naive NumPy reference (float64); pairs within float32 round-off of the radius may differ
+    Z = X @ np.asarray(L, np.float64).T
+    D = ((Z[:, None] - Z[None]) ** 2).sum(-1)
+    far = np.take_along_axis(D, np.asarray(prob.targets), 1).max(1)
+    ref = (y[:, None] != y[None, :]) & (D < (far + 1.5)[:, None])
+    got = np.zeros_like(ref)
+    got[a, l] = True
+    close = np.abs(D - (far + 1.5)[:, None]) < 1e-4
+    assert not np.any((got != ref) & ~close)
+    n = 700
+    Zj = jnp.asarray(Z, jnp.float32)
+    compiled = _within_radius.lower(jnp.int32(0), Zj, jnp.sum(Zj * Zj, 1), prob.y, jnp.ones(n, bool),
+                                    jnp.zeros(n), jnp.zeros(n), block=50).compile()
+    assert compiled.memory_analysis().temp_size_in_bytes < n * n  # one block of 50 rows, not n x n
+
+
+def test_initial_scale_minimises_the_objective_along_the_ray(rng, x64):
+    X, y = _data(rng, 200)
+    prob = jaxdml.make_problem(X, y, n_neighbors=3)
+    a = initial_scale(X, y, np.ones(200, bool), prob.targets, prob.target_mask, mu=0.5, margin=1.0,
+                      n_anchors=200, n_candidates=200)  # every anchor and candidate: exact
+    g = jax.jit(lambda s: losses.lmnn(jnp.sqrt(s) * jnp.eye(5), prob))
+    f = lambda s: float(g(s))  # noqa: E731
+    grid = np.geomspace(a / 4, a * 4, 41)
+    assert f(a) <= min(f(s) for s in grid) + 1e-9
+
+
+def test_solver_matches_full_batch_lbfgs_and_beats_the_sampled_path(rng, small_threshold):
+    X, y = _data(rng, 500)
+    prob = jaxdml.make_problem(X, y, n_neighbors=3)
+    exact = jax.jit(losses.lmnn)
+    act = jaxdml.fit(X, y, loss="lmnn")
+    assert act.info["solver"] == "active_set" and act.converged and act.info["refreshes"] >= 2
+    full = jaxdml.fit(X, y, loss="lmnn", optimizer="lbfgs", max_iter=300)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        sampled = jaxdml.fit(X, y, loss="lmnn", batch_size=64, n_candidates=128, max_iter=200)
+    assert "solver" not in full.info and sampled.info["n_candidates"] == 128  # user settings: former paths
+    v_act, v_full, v_samp = (float(exact(jnp.asarray(m.L, jnp.float32), prob)) for m in (act, full, sampled))
+    assert v_act <= v_samp
+    assert v_act <= v_full * (1 + 2e-3)
+    np.testing.assert_allclose(act.loss, v_act, rtol=1e-4)  # the reported loss is the exact objective
+
+
+def test_budget_exhausted_reports_not_converged(rng, small_threshold):
+    X, y = _data(rng, 500)
+    with pytest.warns(ConvergenceWarning):
+        m = jaxdml.fit(X, y, loss="lmnn", max_iter=1)
+    assert not m.converged and m.n_iter == 1 and m.info["solver"] == "active_set"
+    prob = jaxdml.make_problem(X, y, n_neighbors=3)
+    np.testing.assert_allclose(m.loss, float(losses.lmnn(jnp.asarray(m.L, jnp.float32), prob)), rtol=1e-4)
+
+
+def test_capacity_doubles_and_refresh_every_is_checked(rng):
+    X, y = _data(rng, 300)
+    prob = jaxdml.make_problem(X, y, n_neighbors=3)
+    res = minimize_active_set(jnp.eye(5), prob, min_capacity=16, max_iter=30, refresh_every=10)
+    cap = res.info["pair_capacity"]
+    assert cap >= max(res.info["active_pairs"]) and cap & (cap - 1) == 0 and cap >= 16
+    with pytest.raises(ValueError, match="refresh_every"):
+        minimize_active_set(jnp.eye(5), prob, refresh_every=0)
