@@ -15,6 +15,7 @@ import types as _types
 from ._anmm import ANMM, KANMM
 from ._base import BaseMetricLearner, GradientMetricLearner, KernelMetricLearner
 from ._collapse import LDML, MCML
+from ._covariance import Covariance
 from ._dml_eig import DMLEig
 from ._dmlmj import DMLMJ, KDMLMJ
 from ._engine import run
@@ -38,6 +39,7 @@ __all__ = [
     "BaseMetricLearner", "GradientMetricLearner", "KernelMetricLearner",
     "Euclidean", "PCA", "LDA", "NCA", "LMNN", "NCMML", "NCMC", "MCML", "LDML", "KLMNN",
     "ANMM", "DMLMJ", "KDA", "KANMM", "KDMLMJ", "ITML", "LSI", "DMLEig",
+    "Covariance",
 ]
 
 

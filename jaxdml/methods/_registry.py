@@ -15,6 +15,7 @@ from ..losses._registry import REGISTRY as _LEGACY_LOSSES
 from ..losses._registry import LossSpec
 from ._anmm import ANMM_METHOD, KANMM_METHOD
 from ._collapse import LDML_METHOD, MCML_METHOD
+from ._covariance import COVARIANCE_METHOD
 from ._dml_eig import DML_EIG_METHOD
 from ._dmlmj import DMLMJ_METHOD, KDMLMJ_METHOD
 from ._gradient import gradient_method
@@ -38,6 +39,7 @@ BUILTIN = (
     ITML_METHOD, LSI_METHOD, DML_EIG_METHOD,                # pair-constrained solvers
     ANMM_METHOD, DMLMJ_METHOD,                              # closed forms
     KLMNN_METHOD, KDA_METHOD, KANMM_METHOD, KDMLMJ_METHOD,  # kernel methods
+    COVARIANCE_METHOD,                                      # metric-learn's algorithms
 )
 
 _TABLE: dict = {m.name: m for m in BUILTIN}
