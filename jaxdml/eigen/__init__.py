@@ -6,6 +6,7 @@ from ._covariance import covariance_components, inverse_sqrt_psd
 from ._dmlmj import *  # noqa: F401,F403
 from ._kda import *  # noqa: F401,F403
 from ._lda import lda_components
+from ._lfda import lfda_components, lfda_scatters
 from ._pca import pca_components
 
-__all__ = ["pca_components", "lda_components", "covariance_components", "inverse_sqrt_psd", *_anmm.__all__, *_dmlmj.__all__, *_kda.__all__]
+__all__ = ["pca_components", "lda_components", "covariance_components", "inverse_sqrt_psd", "lfda_components", "lfda_scatters", *_anmm.__all__, *_dmlmj.__all__, *_kda.__all__]

@@ -24,6 +24,7 @@ from ._itml import ITML
 from ._kda import KDA
 from ._klmnn import KLMNN
 from ._learner import MetricLearner
+from ._lfda import LFDA
 from ._linear import LDA, PCA, Euclidean
 from ._lmnn import LMNN
 from ._lsi import LSI
@@ -39,7 +40,7 @@ __all__ = [
     "BaseMetricLearner", "GradientMetricLearner", "KernelMetricLearner",
     "Euclidean", "PCA", "LDA", "NCA", "LMNN", "NCMML", "NCMC", "MCML", "LDML", "KLMNN",
     "ANMM", "DMLMJ", "KDA", "KANMM", "KDMLMJ", "ITML", "LSI", "DMLEig",
-    "Covariance",
+    "Covariance", "LFDA",
 ]
 
 

@@ -22,6 +22,7 @@ from ._gradient import gradient_method
 from ._itml import ITML_METHOD
 from ._kda import KDA_METHOD
 from ._klmnn import KLMNN_METHOD
+from ._lfda import LFDA_METHOD
 from ._linear import EUCLIDEAN, LDA_METHOD, PCA_METHOD
 from ._lmnn import LMNN_METHOD, LMNN_METRIC_METHOD
 from ._lsi import LSI_METHOD
@@ -39,7 +40,7 @@ BUILTIN = (
     ITML_METHOD, LSI_METHOD, DML_EIG_METHOD,                # pair-constrained solvers
     ANMM_METHOD, DMLMJ_METHOD,                              # closed forms
     KLMNN_METHOD, KDA_METHOD, KANMM_METHOD, KDMLMJ_METHOD,  # kernel methods
-    COVARIANCE_METHOD,                                      # metric-learn's algorithms
+    COVARIANCE_METHOD, LFDA_METHOD,                         # metric-learn's algorithms
 )
 
 _TABLE: dict = {m.name: m for m in BUILTIN}
