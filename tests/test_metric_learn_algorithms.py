@@ -109,3 +109,45 @@ def test_lfda_digits_finite_and_not_worse_than_metric_learn(wine):
     # metric-learn's sigma_i is not the k-th neighbour distance (np.partition along the wrong
     # axis), so the subspaces differ; compare what the user sees: 3-NN accuracy
     assert acc["jaxdml"] >= acc["metric_learn"] - 0.01, acc
+
+
+# ---------------------------------------------------------------- RCA
+def _naive_chunklet_covariance(X, chunks):
+    rows = []
+    for k in np.unique(chunks[chunks >= 0]):
+        Xk = X[chunks == k]
+        rows.append(Xk - Xk.mean(axis=0))
+    R = np.vstack(rows)
+    return R.T @ R / len(R)
+
+
+def test_rca_whitens_the_chunklet_covariance(wine):
+    X, y = wine
+    with pytest.warns(UserWarning, match="only 88 chunklets"):  # wine: 29 + 35 + 24 pairs < 100
+        est = jaxdml.RCA(random_state=0).fit(X, y)
+    chunks = est.result_.info["chunks"]
+    assert np.sum(chunks >= 0) == 176 and np.bincount(chunks[chunks >= 0]).tolist() == [2] * 88
+    for k in range(88):  # every chunklet joins one class
+        assert np.unique(y[chunks == k]).size == 1
+    C = _naive_chunklet_covariance(X, chunks)
+    np.testing.assert_allclose(est.chunklet_covariance_, C, atol=1e-12)
+    L = est.components_
+    np.testing.assert_allclose(L @ C @ L.T, np.eye(X.shape[1]), atol=1e-8)
+    np.testing.assert_allclose(L, L.T, atol=1e-10)  # the symmetric C^{-1/2}
+    low = jaxdml.RCA(n_components=3).fit(X, chunk_labels=chunks).components_
+    np.testing.assert_allclose(low @ C @ low.T, np.eye(3), atol=1e-8)
+    # the same chunklets through jaxdml.fit; chunk ids are renumbered, -1 rows ignored
+    relabel = np.where(chunks >= 0, 3 * chunks + 7, -1)
+    np.testing.assert_allclose(jaxdml.fit(X, None, loss="rca", chunk_labels=relabel).L, L, atol=1e-10)
+
+
+def test_rca_small_classes_and_bad_chunks():
+    X = np.random.default_rng(0).normal(size=(6, 2))
+    with pytest.warns(UserWarning, match="chunklets of 2"):
+        jaxdml.RCA(chunk_size=5, n_chunks=2).fit(X, [0, 0, 1, 1, 2, 2])
+    with pytest.raises(ValueError, match="single sample"):
+        jaxdml.RCA().fit(X[:3], [0, 1, 2])
+    with pytest.raises(ValueError, match="no chunklet has two"):
+        jaxdml.RCA().fit(X, chunk_labels=[0, 1, 2, -1, -1, -1])
+    with pytest.raises(ValueError, match="give labels y or chunk_labels"):
+        jaxdml.fit(X, None, loss="rca")

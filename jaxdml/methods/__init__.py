@@ -31,6 +31,7 @@ from ._lsi import LSI
 from ._nca import NCA
 from ._ncm import NCMC, NCMML
 from .._validation import Interval, Options
+from ._rca import RCA
 from ._record import SETTINGS, Method
 from ._registry import BUILTIN, available_methods, get_method, methods, register_method, resolve
 
@@ -40,7 +41,7 @@ __all__ = [
     "BaseMetricLearner", "GradientMetricLearner", "KernelMetricLearner",
     "Euclidean", "PCA", "LDA", "NCA", "LMNN", "NCMML", "NCMC", "MCML", "LDML", "KLMNN",
     "ANMM", "DMLMJ", "KDA", "KANMM", "KDMLMJ", "ITML", "LSI", "DMLEig",
-    "Covariance", "LFDA",
+    "Covariance", "LFDA", "RCA",
 ]
 
 

@@ -28,6 +28,7 @@ from ._lmnn import LMNN_METHOD, LMNN_METRIC_METHOD
 from ._lsi import LSI_METHOD
 from ._nca import NCA_METHOD
 from ._ncm import NCMC_METHOD, NCMML_METHOD
+from ._rca import RCA_METHOD
 from ._record import Method
 
 __all__ = ["BUILTIN", "methods", "register_method", "get_method", "resolve", "available_methods"]
@@ -40,7 +41,7 @@ BUILTIN = (
     ITML_METHOD, LSI_METHOD, DML_EIG_METHOD,                # pair-constrained solvers
     ANMM_METHOD, DMLMJ_METHOD,                              # closed forms
     KLMNN_METHOD, KDA_METHOD, KANMM_METHOD, KDMLMJ_METHOD,  # kernel methods
-    COVARIANCE_METHOD, LFDA_METHOD,                         # metric-learn's algorithms
+    COVARIANCE_METHOD, LFDA_METHOD, RCA_METHOD,             # metric-learn's algorithms
 )
 
 _TABLE: dict = {m.name: m for m in BUILTIN}
