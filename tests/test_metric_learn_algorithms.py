@@ -151,3 +151,82 @@ def test_rca_small_classes_and_bad_chunks():
         jaxdml.RCA().fit(X, chunk_labels=[0, 1, 2, -1, -1, -1])
     with pytest.raises(ValueError, match="give labels y or chunk_labels"):
         jaxdml.fit(X, None, loss="rca")
+
+
+# ---------------------------------------------------------------- MLKR
+def _naive_mlkr(L, X, t):
+    Z = X @ L.T
+    K = np.exp(-((Z[:, None] - Z[None]) ** 2).sum(-1))
+    np.fill_diagonal(K, 0.0)
+    return np.mean((t - K @ t / K.sum(1)) ** 2)
+
+
+def test_mlkr_gradient_matches_finite_differences():
+    import jax
+
+    from jaxdml.losses import RegressionProblem, mlkr
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(25, 4))
+    t = X[:, 0] - 2 * X[:, 1] ** 2 + 0.1 * rng.normal(size=25)
+    L = 0.5 * rng.normal(size=(3, 4))
+    with jax.enable_x64(True):
+        prob = RegressionProblem(jax.numpy.asarray(X), jax.numpy.asarray(t), jax.numpy.ones(25))
+        assert abs(float(mlkr(L, prob)) - _naive_mlkr(L, X, t)) < 1e-12
+        g = np.asarray(jax.grad(mlkr)(jax.numpy.asarray(L), prob))
+        fd = np.zeros_like(L)
+        h = 1e-6
+        for idx in np.ndindex(*L.shape):
+            E = np.zeros_like(L)
+            E[idx] = h
+            fd[idx] = (_naive_mlkr(L + E, X, t) - _naive_mlkr(L - E, X, t)) / (2 * h)
+        np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-9)
+        # padding rows change nothing; far-away points do not underflow the normalisation
+        pad = RegressionProblem(jax.numpy.asarray(np.vstack([X, np.zeros((7, 4))])),
+                                jax.numpy.asarray(np.r_[t, np.zeros(7)]), jax.numpy.asarray(np.r_[np.ones(25), np.zeros(7)]))
+        assert abs(float(mlkr(L, pad)) - float(mlkr(L, prob))) < 1e-12
+        assert np.isfinite(float(mlkr(100.0 * L, prob)))
+
+
+def test_mlkr_regression_beats_euclidean_on_diabetes():
+    from sklearn.datasets import load_diabetes
+    from sklearn.model_selection import KFold, cross_val_score
+    from sklearn.neighbors import KNeighborsRegressor
+    from sklearn.pipeline import make_pipeline
+
+    X, y = load_diabetes(return_X_y=True)
+    X = MinMaxScaler().fit_transform(X)
+    cv = KFold(5, shuffle=True, random_state=0)
+    r2 = {name: cross_val_score(make_pipeline(est, KNeighborsRegressor(5)), X, y, cv=cv, scoring="r2").mean()
+          for name, est in (("euclidean", jaxdml.Euclidean()), ("mlkr", jaxdml.MLKR()))}
+    assert r2["mlkr"] >= r2["euclidean"], r2
+    res = jaxdml.fit(X, y, loss="mlkr", n_components=3, max_iter=30)
+    assert res.L.shape == (3, X.shape[1]) and res.classes is None
+    assert res.loss_history[-1] < res.loss_history[0]
+
+
+def test_mlkr_targets_are_checked():
+    X = np.random.default_rng(0).normal(size=(10, 2))
+    with pytest.raises(ValueError, match="not numbers"):
+        jaxdml.fit(X, np.array(["a"] * 5 + ["b"] * 5), loss="mlkr")
+    with pytest.raises(ValueError, match="constant"):
+        jaxdml.MLKR().fit(X, np.ones(10))
+    with pytest.raises(ValueError, match="y is None"):
+        jaxdml.fit(X, None, loss="mlkr")
+
+
+# ---------------------------------------------------------------- MMC (= LSI)
+def test_mmc_is_lsi_under_metric_learn_names(iris):
+    X, y = iris
+    X = X / X.max(0)
+    lsi = jaxdml.LSI(max_iter=20).fit(X, y).metric_
+    np.testing.assert_allclose(jaxdml.MMC(max_iter=20).fit(X, y).metric_, lsi, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(jaxdml.fit(X, y, loss="mmc", max_iter=20).M, lsi, rtol=1e-12, atol=1e-14)
+    a = jaxdml.fit(X, y, loss="lsi", max_iter=20, proj_iter=3).M
+    np.testing.assert_allclose(jaxdml.fit(X, y, loss="mmc", max_iter=20, max_proj=3).M, a, rtol=1e-12, atol=1e-14)
+    pairs = np.array([[0, 1], [0, 60], [50, 51], [100, 10], [120, 130], [3, 140]])
+    similar = (y[pairs[:, 0]] == y[pairs[:, 1]]).astype(float)
+    np.testing.assert_allclose(jaxdml.MMC(max_iter=10).fit(X, pairs=pairs, similar=similar).metric_,
+                               jaxdml.LSI(max_iter=10).fit(X, pairs=pairs, similar=similar).metric_, rtol=1e-12)
+    with pytest.raises(ValueError, match="proj_iter"):
+        jaxdml.fit(X, y, loss="mmc", proj_iter=3)

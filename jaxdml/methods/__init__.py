@@ -28,6 +28,8 @@ from ._lfda import LFDA
 from ._linear import LDA, PCA, Euclidean
 from ._lmnn import LMNN
 from ._lsi import LSI
+from ._mlkr import MLKR
+from ._mmc import MMC
 from ._nca import NCA
 from ._ncm import NCMC, NCMML
 from .._validation import Interval, Options
@@ -41,7 +43,7 @@ __all__ = [
     "BaseMetricLearner", "GradientMetricLearner", "KernelMetricLearner",
     "Euclidean", "PCA", "LDA", "NCA", "LMNN", "NCMML", "NCMC", "MCML", "LDML", "KLMNN",
     "ANMM", "DMLMJ", "KDA", "KANMM", "KDMLMJ", "ITML", "LSI", "DMLEig",
-    "Covariance", "LFDA", "RCA",
+    "Covariance", "LFDA", "RCA", "MLKR", "MMC",
 ]
 
 

@@ -25,6 +25,8 @@ from ._klmnn import KLMNN_METHOD
 from ._lfda import LFDA_METHOD
 from ._linear import EUCLIDEAN, LDA_METHOD, PCA_METHOD
 from ._lmnn import LMNN_METHOD, LMNN_METRIC_METHOD
+from ._mlkr import MLKR_METHOD
+from ._mmc import MMC_METHOD
 from ._lsi import LSI_METHOD
 from ._nca import NCA_METHOD
 from ._ncm import NCMC_METHOD, NCMML_METHOD
@@ -41,7 +43,7 @@ BUILTIN = (
     ITML_METHOD, LSI_METHOD, DML_EIG_METHOD,                # pair-constrained solvers
     ANMM_METHOD, DMLMJ_METHOD,                              # closed forms
     KLMNN_METHOD, KDA_METHOD, KANMM_METHOD, KDMLMJ_METHOD,  # kernel methods
-    COVARIANCE_METHOD, LFDA_METHOD, RCA_METHOD,             # metric-learn's algorithms
+    COVARIANCE_METHOD, LFDA_METHOD, RCA_METHOD, MLKR_METHOD, MMC_METHOD,  # metric-learn's algorithms
 )
 
 _TABLE: dict = {m.name: m for m in BUILTIN}
