@@ -182,8 +182,8 @@ def test_mlkr_gradient_matches_finite_differences():
             fd[idx] = (_naive_mlkr(L + E, X, t) - _naive_mlkr(L - E, X, t)) / (2 * h)
         np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-9)
         # padding rows change nothing; far-away points do not underflow the normalisation
-        pad = RegressionProblem(jax.numpy.asarray(np.vstack([X, np.zeros((7, 4))])),
-                                jax.numpy.asarray(np.r_[t, np.zeros(7)]), jax.numpy.asarray(np.r_[np.ones(25), np.zeros(7)]))
+        pad = RegressionProblem(jax.numpy.asarray(np.vstack([X, np.zeros((7, 4))])), jax.numpy.asarray(np.r_[t, np.zeros(7)]),
+                                jax.numpy.asarray(np.r_[np.ones(25), np.zeros(7)]))
         assert abs(float(mlkr(L, pad)) - float(mlkr(L, prob))) < 1e-12
         assert np.isfinite(float(mlkr(100.0 * L, prob)))
 

@@ -65,8 +65,8 @@ def _check_hyper(method: Method, hyper: dict) -> None:
 def _data(method: Method, X, y):
     """Validated ``(X, classes, codes)``; labels are optional for unsupervised methods."""
     if method.supervised and y is None:
-        raise ValueError(f"jaxdml.fit: method {method.name!r} learns from {'class labels' if method.labels else 'targets'}; "
-                         "y is None.")
+        what = "class labels" if method.labels else "targets"
+        raise ValueError(f"jaxdml.fit: method {method.name!r} learns from {what}; y is None.")
     if method.supervised and not method.labels:  # regression: continuous targets, no classes
         X, y = check_data(X, y, owner="jaxdml.fit", min_classes=1, class_labels=False)
         return X, None, regression_targets(y, method.name)
@@ -84,7 +84,8 @@ def regression_targets(y, name: str) -> np.ndarray:
     try:
         t = np.asarray(y, dtype=np.float64)
     except (TypeError, ValueError):
-        raise ValueError(f"method {name!r} regresses real-valued targets; y holds values that are not numbers.") from None
+        raise ValueError(f"method {name!r} regresses real-valued targets; y holds values that are not "
+                         "numbers.") from None
     if not np.all(np.isfinite(t)):
         raise ValueError(f"method {name!r}: y contains NaN or infinity.")
     return t

@@ -3,16 +3,14 @@
 
 from __future__ import annotations
 
-import numbers
-
-from .._validation import Interval
 from ._lsi import LSI_METHOD
 from ._pairs import ESTIMATOR_CONSTRAINTS, PairsMetricLearner
-from ._record import POSITIVE_REAL
 
 __all__ = ["MMC", "MMC_METHOD"]
 
-_MAX_PROJ = {"max_proj": [Interval(numbers.Integral, 1, None)]}
+_MAX_PROJ = {"max_proj": LSI_METHOD.constraints["proj_iter"]}
+#: LSI's defaults (MMC follows them, whatever LSI chooses)
+_LSI = LSI_METHOD.defaults
 
 
 def _mmc(X, codes, n_classes, *, max_proj, **kw):
@@ -45,11 +43,11 @@ class MMC(PairsMetricLearner):
     ----------
     max_iter : int, default=None
         Gradient steps (None: LSI's early-stopping budget of 50).
-    max_proj : int, default=10
-        Projection rounds per step.
+    max_proj : int
+        Projection rounds per step (default: LSI's ``proj_iter``).
     tol : float, default=1e-5
-    learning_rate : float, default=0.02
-    reg : float, default=0.01
+    learning_rate : float, default: LSI's
+    reg : float, default: LSI's
     n_constraints : int, default=None
     random_state : int, RandomState or None
     verbose : int, default=0
@@ -69,11 +67,11 @@ class MMC(PairsMetricLearner):
     """
 
     _record = MMC_METHOD
-    _parameter_constraints = {**ESTIMATOR_CONSTRAINTS, **_MAX_PROJ, "learning_rate": POSITIVE_REAL,
-                              "reg": [Interval(numbers.Real, 0, None, closed="left")]}
+    _parameter_constraints = {**ESTIMATOR_CONSTRAINTS, **_MAX_PROJ,
+                              **{k: LSI_METHOD.constraints[k] for k in ("learning_rate", "reg")}}
 
-    def __init__(self, max_iter=None, max_proj=10, tol=1e-5, *, learning_rate=0.02, reg=0.01, n_constraints=None,
-                 random_state=None, verbose=0):
+    def __init__(self, max_iter=None, max_proj=_LSI["proj_iter"], tol=1e-5, *, learning_rate=_LSI["learning_rate"],
+                 reg=_LSI["reg"], n_constraints=None, random_state=None, verbose=0):
         self.max_iter = max_iter
         self.max_proj = max_proj
         self.tol = tol
