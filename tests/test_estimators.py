@@ -22,6 +22,11 @@ ESTIMATORS = [
     jaxdml.NCA(max_iter=5),
     jaxdml.LMNN(max_iter=5),
     jaxdml.LMNN(solver="projected", max_iter=5),
+    jaxdml.Covariance(),
+    jaxdml.LFDA(),
+    jaxdml.RCA(),
+    jaxdml.MLKR(max_iter=5),
+    jaxdml.MMC(max_iter=5),
 ]
 
 

@@ -1,7 +1,7 @@
 """scikit-learn estimators. Each one lives next to its method record in :mod:`jaxdml.methods`;
 this package re-exports them."""
 
-from ..methods import (ANMM, DMLMJ, ITML, KANMM, KDA, KDMLMJ, KLMNN, LDA, LDML, LMNN, LSI, MCML, NCA, NCMC, NCMML,
+from ..methods import (ANMM, LFDA, MLKR, MMC, RCA, Covariance, DMLMJ, ITML, KANMM, KDA, KDMLMJ, KLMNN, LDA, LDML, LMNN, LSI, MCML, NCA, NCMC, NCMML,
                        PCA, BaseMetricLearner, DMLEig, Euclidean, GradientMetricLearner, KernelMetricLearner,
                        MetricLearner)
 
@@ -11,4 +11,5 @@ __all__ = [
     "ANMM", "DMLMJ", "KDA", "KANMM", "KDMLMJ",
     "NCMML", "NCMC", "MCML", "LDML", "KLMNN",
     "ITML", "LSI", "DMLEig",
+    "Covariance", "LFDA", "RCA", "MLKR", "MMC",
 ]

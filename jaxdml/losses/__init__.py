@@ -8,6 +8,7 @@ hyper-parameters keyword-only. They compose with ``jax.grad``, ``jax.jit`` and `
 import importlib as _importlib
 
 from ._lmnn import lmnn, lmnn_metric, lmnn_pairs
+from ._mlkr import RegressionProblem, mlkr
 from ._nca import nca
 from ._registry import LossSpec, get, register
 from ._ncm import *  # noqa: E402,F401,F403
@@ -19,8 +20,8 @@ from ._dml_eig import *  # noqa: E402,F401,F403
 from ._embedding import embedded, on_embedding
 from . import _dml_eig, _itml, _ldml, _lsi, _mcml, _ncm  # noqa: E402
 
-__all__ = ["nca", "lmnn", "lmnn_metric", "lmnn_pairs", "embedded", "on_embedding", "LossSpec", "register", "get",
-           "REGISTRY"] + [
+__all__ = ["nca", "mlkr", "RegressionProblem", "lmnn", "lmnn_metric", "lmnn_pairs", "embedded", "on_embedding",
+           "LossSpec", "register", "get", "REGISTRY"] + [
     *_ncm.__all__, *_mcml.__all__, *_ldml.__all__, *_lsi.__all__, *_itml.__all__, *_dml_eig.__all__,
 ]
 

@@ -15,6 +15,7 @@ import types as _types
 from ._anmm import ANMM, KANMM
 from ._base import BaseMetricLearner, GradientMetricLearner, KernelMetricLearner
 from ._collapse import LDML, MCML
+from ._covariance import Covariance
 from ._dml_eig import DMLEig
 from ._dmlmj import DMLMJ, KDMLMJ
 from ._engine import run
@@ -23,12 +24,16 @@ from ._itml import ITML
 from ._kda import KDA
 from ._klmnn import KLMNN
 from ._learner import MetricLearner
+from ._lfda import LFDA
 from ._linear import LDA, PCA, Euclidean
 from ._lmnn import LMNN
 from ._lsi import LSI
+from ._mlkr import MLKR
+from ._mmc import MMC
 from ._nca import NCA
 from ._ncm import NCMC, NCMML
 from .._validation import Interval, Options
+from ._rca import RCA
 from ._record import SETTINGS, Method
 from ._registry import BUILTIN, available_methods, get_method, methods, register_method, resolve
 
@@ -38,6 +43,7 @@ __all__ = [
     "BaseMetricLearner", "GradientMetricLearner", "KernelMetricLearner",
     "Euclidean", "PCA", "LDA", "NCA", "LMNN", "NCMML", "NCMC", "MCML", "LDML", "KLMNN",
     "ANMM", "DMLMJ", "KDA", "KANMM", "KDMLMJ", "ITML", "LSI", "DMLEig",
+    "Covariance", "LFDA", "RCA", "MLKR", "MMC",
 ]
 
 

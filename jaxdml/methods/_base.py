@@ -83,9 +83,10 @@ class BaseMetricLearner(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         owner = type(self).__name__
         check_params(self.get_params(deep=False), self._parameter_constraints, owner=owner)
         if self._supervised:
-            if y is not None:
+            labels = self._get_record().labels  # False: real-valued regression targets
+            if y is not None and labels:
                 check_class_labels(np.asarray(y), owner)
-            X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2, y_numeric=False)
+            X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2, y_numeric=not labels)
         else:
             X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
         check_scale(X, owner)

@@ -66,7 +66,11 @@ def _check_hyper(method: Method, hyper: dict) -> None:
 def _data(method: Method, X, y):
     """Validated ``(X, classes, codes)``; labels are optional for unsupervised methods."""
     if method.supervised and y is None:
-        raise ValueError(f"jaxdml.fit: method {method.name!r} learns from class labels; y is None.")
+        what = "class labels" if method.labels else "targets"
+        raise ValueError(f"jaxdml.fit: method {method.name!r} learns from {what}; y is None.")
+    if method.supervised and not method.labels:  # regression: continuous targets, no classes
+        X, y = check_data(X, y, owner="jaxdml.fit", min_classes=1, class_labels=False)
+        return X, None, regression_targets(y, method.name)
     if method.supervised or y is not None:
         X, y = check_data(X, y, owner="jaxdml.fit", min_classes=2 if method.supervised else 1,
                           class_labels=method.labels)
@@ -74,6 +78,18 @@ def _data(method: Method, X, y):
         return X, classes, codes
     X, _ = check_data(X, None, owner="jaxdml.fit")
     return X, None, None
+
+
+def regression_targets(y, name: str) -> np.ndarray:
+    """Real-valued targets of a regression method as float64 (a clear error otherwise)."""
+    try:
+        t = np.asarray(y, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"method {name!r} regresses real-valued targets; y holds values that are not "
+                         "numbers.") from None
+    if not np.all(np.isfinite(t)):
+        raise ValueError(f"method {name!r}: y contains NaN or infinity.")
+    return t
 
 
 def _n_components(method: Method, n_components, d: int, n_classes: int) -> int:
@@ -118,6 +134,8 @@ def run(method: Method, X, y, *, n_components=None, max_iter=None, tol=None, ran
                      owner=owner)
         _check_hyper(method, hyper)
         X, classes, codes = _data(method, X, y)
+    elif method.supervised and not method.labels:
+        classes, codes = None, regression_targets(y, method.name)
     else:
         classes, codes = encode_labels(y) if y is not None else (None, None)
         if method.supervised and len(classes) < 2:

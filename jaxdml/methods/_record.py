@@ -69,7 +69,9 @@ class Method(NamedTuple):
         The name of the scikit-learn estimator class of the method.
     labels : bool
         Whether a given ``y`` is read as class labels (checked as such: not continuous, not mixed
-        types); False for methods that ignore ``y`` (PCA, Euclidean).
+        types); False for methods that ignore ``y`` (PCA, Euclidean) or, with ``supervised=True``,
+        regress real-valued targets (MLKR: ``y`` reaches the solve step as float64 targets in
+        place of the label codes, with ``n_classes=0``; no classes are recorded).
     """
 
     name: str

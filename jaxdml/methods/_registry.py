@@ -15,17 +15,22 @@ from ..losses._registry import REGISTRY as _LEGACY_LOSSES
 from ..losses._registry import LossSpec
 from ._anmm import ANMM_METHOD, KANMM_METHOD
 from ._collapse import LDML_METHOD, MCML_METHOD
+from ._covariance import COVARIANCE_METHOD
 from ._dml_eig import DML_EIG_METHOD
 from ._dmlmj import DMLMJ_METHOD, KDMLMJ_METHOD
 from ._gradient import gradient_method
 from ._itml import ITML_METHOD
 from ._kda import KDA_METHOD
 from ._klmnn import KLMNN_METHOD
+from ._lfda import LFDA_METHOD
 from ._linear import EUCLIDEAN, LDA_METHOD, PCA_METHOD
 from ._lmnn import LMNN_METHOD, LMNN_METRIC_METHOD
+from ._mlkr import MLKR_METHOD
+from ._mmc import MMC_METHOD
 from ._lsi import LSI_METHOD
 from ._nca import NCA_METHOD
 from ._ncm import NCMC_METHOD, NCMML_METHOD
+from ._rca import RCA_METHOD
 from ._record import Method
 
 __all__ = ["BUILTIN", "methods", "register_method", "get_method", "resolve", "available_methods"]
@@ -38,6 +43,7 @@ BUILTIN = (
     ITML_METHOD, LSI_METHOD, DML_EIG_METHOD,                # pair-constrained solvers
     ANMM_METHOD, DMLMJ_METHOD,                              # closed forms
     KLMNN_METHOD, KDA_METHOD, KANMM_METHOD, KDMLMJ_METHOD,  # kernel methods
+    COVARIANCE_METHOD, LFDA_METHOD, RCA_METHOD, MLKR_METHOD, MMC_METHOD,  # metric-learn's algorithms
 )
 
 _TABLE: dict = {m.name: m for m in BUILTIN}

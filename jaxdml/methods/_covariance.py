@@ -1,0 +1,64 @@
+"""Covariance: the inverse-covariance Mahalanobis baseline (record, solve step, estimator)."""
+
+from __future__ import annotations
+
+import numbers
+
+from .._runtime import x64_call
+from .._validation import Interval
+from ..eigen._covariance import covariance_components
+from ._base import BaseMetricLearner
+from ._record import Method
+
+__all__ = ["Covariance", "COVARIANCE_METHOD"]
+
+_REG = {"reg": [Interval(numbers.Real, 0, 1, closed="left")]}
+
+
+def _covariance(X, codes, n_classes, *, n_components, reg, **_):
+    """``M = Cov(X)^{-1}`` in float64 (eigenvalues of a singular covariance floored)."""
+    L, M, C = x64_call(covariance_components, X, reg)
+    return dict(L=L, metric=M, info=dict(covariance=C))
+
+
+COVARIANCE_METHOD = Method("covariance", "M", _covariance, defaults=dict(reg=1e-10), constraints=_REG,
+                           supervised=False, full_rank_only=True, estimator="Covariance", labels=False)
+
+
+class Covariance(BaseMetricLearner):
+    r"""The Mahalanobis distance of the data's covariance: ``M = \Sigma^{-1}`` (unsupervised).
+
+    :math:`\Sigma` is the sample covariance of ``X`` (as ``np.cov(X.T)``), computed and inverted in
+    float64; a singular covariance is regularised (eigenvalues floored at ``reg`` times the
+    largest). ``components_`` is the symmetric :math:`\Sigma^{-1/2}`, which whitens the data.
+    Labels, if given, are ignored.
+
+    Parameters
+    ----------
+    reg : float, default=1e-10
+        Relative eigenvalue floor for a singular covariance.
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (n_features, n_features)
+    metric_ : ndarray of shape (n_features, n_features)
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> import jaxdml
+    >>> X, _ = load_iris(return_X_y=True)
+    >>> jaxdml.Covariance().fit(X).metric_.shape
+    (4, 4)
+
+    References
+    ----------
+    P. C. Mahalanobis. On the generalised distance in statistics. 1936.
+    """
+
+    _record = COVARIANCE_METHOD
+    _supervised = False
+    _parameter_constraints = dict(_REG)
+
+    def __init__(self, reg=1e-10):
+        self.reg = reg

@@ -1,0 +1,252 @@
+"""metric-learn's algorithms (Covariance, LFDA, RCA, MLKR, MMC), each against an independent reference."""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.linalg
+from sklearn.datasets import load_iris, load_wine
+from sklearn.preprocessing import MinMaxScaler
+
+import jaxdml
+
+
+@pytest.fixture(scope="module")
+def wine():
+    X, y = load_wine(return_X_y=True)
+    return MinMaxScaler().fit_transform(X), y
+
+
+@pytest.fixture(scope="module")
+def iris():
+    X, y = load_iris(return_X_y=True)
+    return X, y
+
+
+# ---------------------------------------------------------------- Covariance
+def test_covariance_is_the_inverse_sample_covariance(wine):
+    X, y = wine
+    ref = np.linalg.inv(np.cov(X.T))
+    res = jaxdml.fit(X, None, loss="covariance")
+    np.testing.assert_allclose(res.M, ref, rtol=1e-8, atol=1e-8 * np.abs(ref).max())
+    est = jaxdml.Covariance().fit(X, y)  # labels are ignored
+    np.testing.assert_allclose(est.metric_, ref, rtol=1e-8, atol=1e-8 * np.abs(ref).max())
+    np.testing.assert_allclose(est.components_.T @ est.components_, ref, rtol=1e-7, atol=1e-7 * np.abs(ref).max())
+    # whitening: the transformed data has identity covariance
+    np.testing.assert_allclose(np.cov(est.transform(X).T), np.eye(X.shape[1]), atol=1e-8)
+
+
+def test_covariance_singular_is_regularised():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 3))
+    X = np.hstack([X, X[:, :1] + X[:, 1:2]])  # rank 3 in 4 dimensions
+    M = jaxdml.Covariance().fit(X).metric_
+    assert np.all(np.isfinite(M)) and np.allclose(M, M.T)
+    assert np.linalg.eigvalsh(M).min() > 0
+
+
+# ---------------------------------------------------------------- LFDA
+def _naive_lfda_scatters(X, y, k=7):
+    """Sugiyama's local scatters from the explicit (n, n) weight matrices."""
+    n = len(X)
+    A = np.zeros((n, n))
+    for c in np.unique(y):
+        idx = np.flatnonzero(y == c)
+        D2 = ((X[idx][:, None] - X[idx][None]) ** 2).sum(-1)
+        s = np.sqrt(np.sort(D2, axis=1)[:, min(k, idx.size - 1)])
+        A[np.ix_(idx, idx)] = np.exp(-D2 / np.outer(s, s))
+    same = y[:, None] == y[None, :]
+    nc = np.array([np.sum(y == c) for c in y], dtype=float)[:, None]
+    Ww = np.where(same, A / nc, 0.0)
+    Wb = np.where(same, A * (1.0 / n - 1.0 / nc), 1.0 / n)
+    lap = lambda W: X.T @ (np.diag(W.sum(1)) - W) @ X  # noqa: E731
+    return lap(Wb), lap(Ww)
+
+
+@pytest.mark.parametrize("data", ["iris", "wine"])
+def test_lfda_subspace_matches_direct_generalized_eigh(data, iris, wine):
+    X, y = iris if data == "iris" else wine
+    X = MinMaxScaler().fit_transform(X)
+    Sb, Sw = _naive_lfda_scatters(X, y)
+    w, V = scipy.linalg.eigh(Sb, Sw)
+    for r in (2, 3):
+        L = jaxdml.fit(X, y, loss="lfda", n_components=r).L
+        angles = scipy.linalg.subspace_angles(L.T, V[:, ::-1][:, :r])
+        assert angles.max() < 1e-7
+    # the three embeddings span one subspace; "plain" is S_w-orthonormal, "weighted" scaled by sqrt(lambda)
+    plain = jaxdml.LFDA(n_components=3, embedding_type="plain").fit(X, y)
+    ortho = jaxdml.LFDA(n_components=3, embedding_type="orthonormalized").fit(X, y)
+    weighted = jaxdml.LFDA(n_components=3).fit(X, y)
+    P = plain.components_
+    np.testing.assert_allclose(P @ Sw @ P.T, np.eye(3), atol=1e-8)
+    np.testing.assert_allclose(ortho.components_ @ ortho.components_.T, np.eye(3), atol=1e-10)
+    assert scipy.linalg.subspace_angles(ortho.components_.T, P.T).max() < 1e-8
+    np.testing.assert_allclose(np.abs(weighted.components_), np.abs(P) * np.sqrt(w[::-1][:3])[:, None], rtol=1e-6,
+                               atol=1e-8)
+    np.testing.assert_allclose(weighted.eigenvalues_, w[::-1][:3], rtol=1e-7)
+
+
+def test_lfda_digits_finite_and_not_worse_than_metric_learn(wine):
+    from sklearn.datasets import load_digits
+    from sklearn.model_selection import StratifiedKFold, cross_val_score
+    from sklearn.neighbors import KNeighborsClassifier
+    from sklearn.pipeline import make_pipeline
+
+    X, y = load_digits(return_X_y=True)  # metric-learn's LFDA gives complex eigenvectors / NaN here
+    L = jaxdml.LFDA(n_components=9).fit(X, y).components_
+    assert np.all(np.isfinite(L)) and L.dtype == np.float64
+    try:
+        from benchmarks._harness import metric_learn_compat
+
+        metric_learn_compat()
+        import metric_learn
+    except Exception:  # pragma: no cover - metric-learn is optional
+        pytest.skip("metric-learn is not importable")
+    X, y = wine
+    cv = StratifiedKFold(5, shuffle=True, random_state=0)
+    acc = {name: cross_val_score(make_pipeline(est, KNeighborsClassifier(3)), X, y, cv=cv).mean()
+           for name, est in (("jaxdml", jaxdml.LFDA()), ("metric_learn", metric_learn.LFDA()))}
+    # metric-learn's sigma_i is not the k-th neighbour distance (np.partition along the wrong
+    # axis), so the subspaces differ; compare what the user sees: 3-NN accuracy
+    assert acc["jaxdml"] >= acc["metric_learn"] - 0.01, acc
+
+
+# ---------------------------------------------------------------- RCA
+def _naive_chunklet_covariance(X, chunks):
+    rows = []
+    for k in np.unique(chunks[chunks >= 0]):
+        Xk = X[chunks == k]
+        rows.append(Xk - Xk.mean(axis=0))
+    R = np.vstack(rows)
+    return R.T @ R / len(R)
+
+
+def test_rca_whitens_the_chunklet_covariance(wine):
+    X, y = wine
+    with pytest.warns(UserWarning, match="only 88 chunklets"):  # wine: 29 + 35 + 24 pairs < 100
+        est = jaxdml.RCA(random_state=0).fit(X, y)
+    chunks = est.result_.info["chunks"]
+    assert np.sum(chunks >= 0) == 176 and np.bincount(chunks[chunks >= 0]).tolist() == [2] * 88
+    for k in range(88):  # every chunklet joins one class
+        assert np.unique(y[chunks == k]).size == 1
+    C = _naive_chunklet_covariance(X, chunks)
+    np.testing.assert_allclose(est.chunklet_covariance_, C, atol=1e-12)
+    L = est.components_
+    np.testing.assert_allclose(L @ C @ L.T, np.eye(X.shape[1]), atol=1e-8)
+    np.testing.assert_allclose(L, L.T, atol=1e-10)  # the symmetric C^{-1/2}
+    low = jaxdml.RCA(n_components=3).fit(X, chunk_labels=chunks).components_
+    np.testing.assert_allclose(low @ C @ low.T, np.eye(3), atol=1e-8)
+    # the same chunklets through jaxdml.fit; chunk ids are renumbered, -1 rows ignored
+    relabel = np.where(chunks >= 0, 3 * chunks + 7, -1)
+    np.testing.assert_allclose(jaxdml.fit(X, None, loss="rca", chunk_labels=relabel).L, L, atol=1e-10)
+
+
+def test_rca_small_classes_and_bad_chunks():
+    X = np.random.default_rng(0).normal(size=(6, 2))
+    with pytest.warns(UserWarning, match="chunklets of 2"):
+        jaxdml.RCA(chunk_size=5, n_chunks=2).fit(X, [0, 0, 1, 1, 2, 2])
+    with pytest.raises(ValueError, match="single sample"):
+        jaxdml.RCA().fit(X[:3], [0, 1, 2])
+    with pytest.raises(ValueError, match="no chunklet has two"):
+        jaxdml.RCA().fit(X, chunk_labels=[0, 1, 2, -1, -1, -1])
+    with pytest.raises(ValueError, match="give labels y or chunk_labels"):
+        jaxdml.fit(X, None, loss="rca")
+
+
+# ---------------------------------------------------------------- MLKR
+def _naive_mlkr(L, X, t):
+    Z = X @ L.T
+    K = np.exp(-((Z[:, None] - Z[None]) ** 2).sum(-1))
+    np.fill_diagonal(K, 0.0)
+    return np.mean((t - K @ t / K.sum(1)) ** 2)
+
+
+def test_mlkr_gradient_matches_finite_differences():
+    import jax
+
+    from jaxdml.losses import RegressionProblem, mlkr
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(25, 4))
+    t = X[:, 0] - 2 * X[:, 1] ** 2 + 0.1 * rng.normal(size=25)
+    L = 0.5 * rng.normal(size=(3, 4))
+    with jax.enable_x64(True):
+        prob = RegressionProblem(jax.numpy.asarray(X), jax.numpy.asarray(t), jax.numpy.ones(25))
+        assert abs(float(mlkr(L, prob)) - _naive_mlkr(L, X, t)) < 1e-12
+        g = np.asarray(jax.grad(mlkr)(jax.numpy.asarray(L), prob))
+        fd = np.zeros_like(L)
+        h = 1e-6
+        for idx in np.ndindex(*L.shape):
+            E = np.zeros_like(L)
+            E[idx] = h
+            fd[idx] = (_naive_mlkr(L + E, X, t) - _naive_mlkr(L - E, X, t)) / (2 * h)
+        np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-9)
+        # padding rows change nothing; far-away points do not underflow the normalisation
+        pad = RegressionProblem(jax.numpy.asarray(np.vstack([X, np.zeros((7, 4))])), jax.numpy.asarray(np.r_[t, np.zeros(7)]),
+                                jax.numpy.asarray(np.r_[np.ones(25), np.zeros(7)]))
+        assert abs(float(mlkr(L, pad)) - float(mlkr(L, prob))) < 1e-12
+        assert np.isfinite(float(mlkr(100.0 * L, prob)))
+
+
+def _diabetes_r2(est):
+    from sklearn.datasets import load_diabetes
+    from sklearn.model_selection import KFold, cross_val_score
+    from sklearn.neighbors import KNeighborsRegressor
+    from sklearn.pipeline import make_pipeline
+
+    X, y = load_diabetes(return_X_y=True)
+    X = MinMaxScaler().fit_transform(X)
+    cv = KFold(5, shuffle=True, random_state=0)
+    return cross_val_score(make_pipeline(est, KNeighborsRegressor(5)), X, y, cv=cv, scoring="r2").mean()
+
+
+def test_mlkr_fits_regression_targets():
+    from sklearn.datasets import load_diabetes
+
+    X, y = load_diabetes(return_X_y=True)
+    X = MinMaxScaler().fit_transform(X)
+    res = jaxdml.fit(X, y, loss="mlkr", n_components=3, max_iter=30)
+    assert res.L.shape == (3, X.shape[1]) and res.classes is None
+    # the leave-one-out objective (standardised targets) falls well below its value at the start
+    assert res.loss_history[-1] < 0.6 * res.loss_history[0]
+    assert abs(res.loss - _naive_mlkr(res.L, X, (y - y.mean()) / y.std())) < 1e-4
+
+
+def test_mlkr_lowers_its_leave_one_out_regression_error_on_diabetes():
+    # what MLKR optimises: the leave-one-out kernel regression error of the training targets. (Its
+    # 5-NN test R^2 on diabetes is below Euclidean's with the default budget - the converged
+    # objective overfits - which the MLKR docstring states; metric-learn's MLKR is below too.)
+    from sklearn.datasets import load_diabetes
+
+    X, y = load_diabetes(return_X_y=True)
+    X = MinMaxScaler().fit_transform(X)
+    t = (y - y.mean()) / y.std()
+    res = jaxdml.fit(X, y, loss="mlkr")
+    assert _naive_mlkr(res.L, X, t) < 0.8 * _naive_mlkr(np.eye(X.shape[1]), X, t)
+
+
+def test_mlkr_targets_are_checked():
+    X = np.random.default_rng(0).normal(size=(10, 2))
+    with pytest.raises(ValueError, match="not numbers"):
+        jaxdml.fit(X, np.array(["a"] * 5 + ["b"] * 5), loss="mlkr")
+    with pytest.raises(ValueError, match="constant"):
+        jaxdml.MLKR().fit(X, np.ones(10))
+    with pytest.raises(ValueError, match="y is None"):
+        jaxdml.fit(X, None, loss="mlkr")
+
+
+# ---------------------------------------------------------------- MMC (= LSI)
+def test_mmc_is_lsi_under_metric_learn_names(iris):
+    X, y = iris
+    X = X / X.max(0)
+    lsi = jaxdml.LSI(max_iter=20).fit(X, y).metric_
+    np.testing.assert_allclose(jaxdml.MMC(max_iter=20).fit(X, y).metric_, lsi, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(jaxdml.fit(X, y, loss="mmc", max_iter=20).M, lsi, rtol=1e-12, atol=1e-14)
+    a = jaxdml.fit(X, y, loss="lsi", max_iter=20, proj_iter=3).M
+    np.testing.assert_allclose(jaxdml.fit(X, y, loss="mmc", max_iter=20, max_proj=3).M, a, rtol=1e-12, atol=1e-14)
+    pairs = np.array([[0, 1], [0, 60], [50, 51], [100, 10], [120, 130], [3, 140]])
+    similar = (y[pairs[:, 0]] == y[pairs[:, 1]]).astype(float)
+    np.testing.assert_allclose(jaxdml.MMC(max_iter=10).fit(X, pairs=pairs, similar=similar).metric_,
+                               jaxdml.LSI(max_iter=10).fit(X, pairs=pairs, similar=similar).metric_, rtol=1e-12)
+    with pytest.raises(ValueError, match="proj_iter"):
+        jaxdml.fit(X, y, loss="mmc", proj_iter=3)
