@@ -109,8 +109,9 @@ def ensure_default_cache() -> None:
     """Turn the default cache on once per process (called at the start of every fit).
 
     Does nothing when the user opted out (``JAXDML_COMPILATION_CACHE=0`` or
-    :func:`disable_compilation_cache`), already chose a cache in JAX, or the folder cannot be
-    created (then a warning says so and fits run without the cache).
+    :func:`disable_compilation_cache`), already chose a cache in JAX, runs several processes with
+    ``jax.distributed`` (their executables must not be shared with single-process runs), or the
+    folder cannot be created (then a warning says so and fits run without the cache).
     """
     if _state["decided"]:
         return
@@ -120,6 +121,10 @@ def ensure_default_cache() -> None:
     import jax
 
     if jax.config.jax_compilation_cache_dir:  # the user's own JAX setting wins
+        return
+    if jax.process_count() > 1:
+        # executables compiled by a multi-process (jax.distributed) client must not be loaded by a
+        # single-process one: the default cache stays off there (enable it explicitly if wanted)
         return
     try:
         enable_compilation_cache()

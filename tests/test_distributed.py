@@ -7,7 +7,9 @@ This is the multi-host recipe of the README, run on one machine: every process c
 ``devices=jax.devices()`` (the global device list)."""
 
 import json
+import os
 import socket
+import tempfile
 import subprocess
 import sys
 import textwrap
@@ -43,10 +45,11 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _launch(n: int) -> list:
+def _launch(n: int, cache: str) -> list:
     port = str(_free_port())
+    env = dict(os.environ, JAXDML_CACHE_DIR=cache)  # a private cache: these runs never touch the user's
     procs = [subprocess.Popen([sys.executable, "-c", WORKER, str(i), str(n), port], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for i in range(n)]
+                              stderr=subprocess.PIPE, text=True, env=env) for i in range(n)]
     outs = []
     try:
         for p in procs:
@@ -61,8 +64,12 @@ def _launch(n: int) -> list:
 
 @pytest.mark.slow
 def test_two_processes_fit_like_one():
-    single = _launch(1)[0]
-    pair = _launch(2)
+    single = _launch(1, tempfile.mkdtemp(prefix="jaxdml-cache-"))[0]
+    pair_cache = tempfile.mkdtemp(prefix="jaxdml-cache-")
+    pair = _launch(2, pair_cache)
+    # the default compilation cache stays off in multi-process runs (their executables must not be
+    # loaded by single-process runs)
+    assert not [p for p in os.listdir(pair_cache) if p.endswith("-cache")]
     assert [r["n_devices"] for r in pair] == [2, 2] and sorted(r["process"] for r in pair) == [0, 1]
     # L-BFGS: float32 round-off of the all-reduce, amplified by the line searches over 15 steps (the
     # same bound as the 4-device test in test_large.py). Adam divides each
@@ -73,3 +80,4 @@ def test_two_processes_fit_like_one():
         np.testing.assert_array_equal(a, b)  # both hosts hold the same replicated parameters
         err = np.abs(a - ref).max() / np.abs(ref).max()
         assert err <= rel, (key, err)
+
