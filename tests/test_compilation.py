@@ -1,4 +1,4 @@
-"""The persistent compilation cache: on by default, opt-out, shared safely by concurrent processes."""
+"""The persistent compilation cache: opt-in, bounded, shared safely by concurrent processes."""
 
 import json
 import os
@@ -35,8 +35,8 @@ def _run(env):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def test_cache_is_on_by_default_and_serves_a_second_process(tmp_path):
-    env = _env(tmp_path)
+def test_opt_in_cache_serves_a_second_process(tmp_path):
+    env = _env(tmp_path, JAXDML_COMPILATION_CACHE="1")
     folder = tmp_path / "home-cache" / "jaxdml" / "xla"
     folder.mkdir(parents=True)
     # an entry written by a process that used the folder without a size bound (no "-atime" record):
@@ -48,13 +48,13 @@ def test_cache_is_on_by_default_and_serves_a_second_process(tmp_path):
     assert not first["bad"] and not second["bad"]
 
 
-def test_cache_opt_out_by_environment(tmp_path):
-    res = _run(_env(tmp_path, JAXDML_COMPILATION_CACHE="0"))
+def test_cache_is_off_unless_asked(tmp_path):
+    res = _run(_env(tmp_path))
     assert res["dir"] in (None, "") and not (tmp_path / "home-cache" / "jaxdml").exists()
 
 
 def test_concurrent_processes_share_the_cache(tmp_path):
-    env = _env(tmp_path, JAXDML_CACHE_DIR=str(tmp_path / "shared"))
+    env = _env(tmp_path, JAXDML_CACHE_DIR=str(tmp_path / "shared"), JAXDML_COMPILATION_CACHE="1")
     procs = [subprocess.Popen([sys.executable, "-c", SCRIPT], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               text=True, env=env, cwd=ROOT) for _ in range(3)]
     for p in procs:

@@ -33,6 +33,7 @@ def headless(monkeypatch):
     monkeypatch.setenv("MPLBACKEND", "Agg")
     monkeypatch.setenv("JAX_PLATFORMS", os.environ.get("JAX_PLATFORMS", "cpu"))
     monkeypatch.setenv("JAXDML_CACHE_DIR", default_cache_dir())  # jaxdml's own (bounded) cache settings
+    monkeypatch.setenv("JAXDML_COMPILATION_CACHE", "1")
 
 
 def test_quickstart_notebook(tmp_path, headless):

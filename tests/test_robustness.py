@@ -212,7 +212,7 @@ def test_cli_rejects_bad_arguments(tmp_path, capsys, argv, match):
 
     if argv[0] == "experiment":
         argv = argv + ["--out", str(tmp_path / "out")]
-    assert main(argv) == 2
+    assert main(argv + ["--no-cache"]) == 2
     assert match in capsys.readouterr().err
 
 
@@ -221,9 +221,10 @@ def test_cli_header_only_csv_and_file_as_out_folder(tmp_path, capsys):
 
     csv = tmp_path / "h.csv"
     csv.write_text("a,b,label\n")
-    assert main(["fit", "--loss", "nca", "--dataset", str(csv), "--quiet"]) == 2
+    assert main(["fit", "--loss", "nca", "--dataset", str(csv), "--quiet", "--no-cache"]) == 2
     assert "no data rows" in capsys.readouterr().err
-    assert main(["experiment", "basic", "--datasets", "iris", "--algorithms", "Euclidean", "--out", str(csv)]) == 2
+    assert main(["experiment", "basic", "--datasets", "iris", "--algorithms", "Euclidean", "--out", str(csv),
+                 "--no-cache"]) == 2
     assert "not a folder" in capsys.readouterr().err
 
 
