@@ -31,3 +31,15 @@ def _quiet_convergence():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", category=UserWarning)
         yield
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _release_compiled_programs():
+    """Drop JAX's in-memory executables after each test module.
+
+    One pytest process compiles thousands of programs (every method, shape and dtype the suite
+    tries); kept alive together they exhaust the process's memory maps and XLA crashes inside a
+    later compile. Clearing between modules keeps the footprint of one module.
+    """
+    yield
+    jax.clear_caches()
