@@ -71,16 +71,31 @@ def _gap(L, u):
     return (2.0 / 3.0) * (0.5 - 1.0 / (1.0 + np.exp(0.75 * d)))
 
 
-def test_nca_default_reaches_the_collapse_optimum():
+def test_nca_unpenalised_reaches_the_collapse_optimum():
     X, y, u = _collapse_problem()
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
-        nca = jaxdml.NCA(random_state=42).fit(X, y)
+        nca = jaxdml.NCA(reg=0, random_state=42).fit(X, y)
     assert nca.converged_
     Xt = nca.transform(X)
     # scikit-learn's own assertion on this problem: the three points coincide (6 decimals)
     np.testing.assert_array_almost_equal(Xt - Xt[2], 0.0, decimal=6)
     assert _gap(nca.components_, u) <= 1e-10
+
+
+def test_nca_default_penalty_keeps_the_collapse_optimum():
+    """With the default Frobenius penalty the optimum of the penalised problem still collapses the
+    toy (``L = 0``); the default stops within ``tol`` of it, and the unpenalised objective is then
+    within ``tol`` of its own optimum too."""
+    X, y, u = _collapse_problem()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        nca = jaxdml.NCA(random_state=42).fit(X, y)
+    assert nca.converged_ and nca.reg == 1e-4
+    assert _gap(nca.components_, u) <= 1e-5
+    Xt = nca.transform(X)
+    spread = np.abs(X - X[2]).max()
+    assert np.abs(Xt - Xt[2]).max() <= 1e-3 * spread
 
 
 @pytest.mark.parametrize("kw", [dict(), dict(optimizer="adam", max_iter=100), dict(optimizer="adam", max_iter=45),

@@ -145,3 +145,18 @@ def test_make_problem_targets_are_same_class_nearest(rng):
         same = np.flatnonzero((y == y[i]) & (np.arange(30) != i))
         expect = same[np.argsort(D[i, same])[:2]]
         assert set(t[i]) == set(expect)
+
+
+def test_nca_penalty_is_the_range_weighted_frobenius_norm(rng, x64):
+    """``nca(reg=lam)`` adds ``lam * sum_f r_f^2 ||L[:, f]||^2`` (``r_f``: range of feature f over the
+    real samples, padding excluded); its gradient matches central finite differences."""
+    X, y = _data(rng)
+    X = X * np.array([1.0, 10.0, 0.1, 3.0])
+    L = rng.normal(size=(3, 4)) * 0.5
+    prob = jaxdml.make_problem(X, y, n_neighbors=None, pad_to=32)
+    lam = 0.3
+    r2 = (X.max(axis=0) - X.min(axis=0)) ** 2
+    expected = float(losses.nca(jnp.asarray(L), prob)) + lam * float(np.sum(L ** 2 * r2[None, :]))
+    assert abs(float(losses.nca(jnp.asarray(L), prob, reg=lam)) - expected) < 1e-12 * max(1.0, abs(expected))
+    f = lambda A: losses.nca(A, prob, reg=lam)  # noqa: E731
+    check_grads(f, (jnp.asarray(L),), order=1, modes=("rev",), atol=1e-6, rtol=1e-6)

@@ -8,14 +8,14 @@ from .. import linalg
 from ._common import masked_softmax_parts, n_anchors, n_valid, row_block
 
 
-def nca(L, problem, *, anchors=None, candidates=None, block_elements: int | None = None):
+def nca(L, problem, *, reg=0.0, anchors=None, candidates=None, block_elements: int | None = None):
     r"""Negative expected leave-one-out accuracy of the stochastic nearest-neighbour rule.
 
     .. math::
 
         p_{ij} = \frac{\exp(-\|L x_i - L x_j\|^2)}{\sum_{k \ne i} \exp(-\|L x_i - L x_k\|^2)},
         \qquad
-        \mathcal{L}(L) = -\frac{1}{N} \sum_i \sum_{j : y_j = y_i} p_{ij}
+        \mathcal{L}(L) = -\frac{1}{N} \sum_i \sum_{j : y_j = y_i} p_{ij} + \lambda \sum_f r_f^2 \|L_{:, f}\|^2
 
     ``L`` is the linear map (n_components, n_features) and the data come from ``problem``
     (``problem.X``, ``problem.y``, ``problem.sample_mask``). The seed's objective
@@ -27,6 +27,13 @@ def nca(L, problem, *, anchors=None, candidates=None, block_elements: int | None
     ----------
     L : (n_components, n_features) array
     problem : LabeledProblem
+    reg : float, default=0.0
+        Weight :math:`\lambda` of a Frobenius penalty on ``L`` measured in units of the feature
+        ranges :math:`r_f` (max - min over the samples; on data min-max scaled to [0, 1] it is
+        :math:`\lambda \|L\|_F^2`, and it does not depend on how each feature is scaled).
+        0: the paper's objective. The k-NN rule does not see the scale of ``L`` but the
+        objective does: unpenalised, it grows ``L`` until each training point's softmax
+        neighbourhood holds one or two points, which overfits small, noisy data.
     anchors : int array, optional
         Evaluate the objective only for these rows (a minibatch), each still exactly against every
         sample; the mean is then over the valid anchors. Default: all rows.
@@ -72,4 +79,12 @@ def nca(L, problem, *, anchors=None, candidates=None, block_elements: int | None
 
     m = n_anchors(problem, anchors)
     total = linalg.sum_over_blocks(block, m, row_block(problem, ncols, block_elements, anchors), rows=anchors)
-    return -total / n_valid(problem, anchors)
+    return -total / n_valid(problem, anchors) + reg * range_penalty(L, problem)
+
+
+def range_penalty(L, problem):
+    """``sum_f r_f^2 ||L[:, f]||^2`` with ``r_f`` the range of feature ``f`` over the real samples."""
+    real = problem.sample_mask[:, None] > 0
+    hi = jnp.max(jnp.where(real, problem.X, -jnp.inf), axis=0)
+    lo = jnp.min(jnp.where(real, problem.X, jnp.inf), axis=0)
+    return jnp.sum(L * L * ((hi - lo) ** 2)[None, :])

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import numbers
+
+from .._validation import Interval
 from ..losses import nca
 from ..losses._registry import LossSpec
 from ._base import GradientMetricLearner
@@ -9,8 +12,9 @@ from ._gradient import BLOCK_ELEMENTS, gradient_method
 
 __all__ = ["NCA", "NCA_METHOD"]
 
-# NCA: full-batch L-BFGS on the exact (blockwise, memory-bounded) objective, 100 iterations, chosen
-# on the tuning half of benchmarks/defaults_split.json (benchmarks/PROTOCOL.md). Above 20000
+# NCA: full-batch L-BFGS on the exact (blockwise, memory-bounded) objective, 100 iterations, and a
+# Frobenius penalty reg=1e-4, chosen on the tuning half of benchmarks/defaults_split.json
+# (benchmarks/PROTOCOL.md, rounds 1 and 2). Above 20000
 # samples, where each exact step costs O(N^2 d), 1000 minibatch Adam steps of 256 anchors against
 # 1024 sampled rows (batch_size applies to first-order optimizers only).
 NCA_METHOD = gradient_method(
@@ -18,7 +22,8 @@ NCA_METHOD = gradient_method(
     LossSpec(nca, "L", optimizer="lbfgs", max_iter=100, batch_size=256, large_n=20000,
              large=dict(optimizer="adam", learning_rate=2e-2, max_iter=1000), candidates_above=20000,
              n_candidates=1024),
-    constraints=BLOCK_ELEMENTS, estimator="NCA",
+    defaults=dict(reg=1e-4), constraints={**BLOCK_ELEMENTS, "reg": [Interval(numbers.Real, 0, None)]},
+    estimator="NCA",
 )
 
 
@@ -26,12 +31,19 @@ class NCA(GradientMetricLearner):
     """Neighbourhood Components Analysis.
 
     Maximises the expected leave-one-out accuracy of the stochastic nearest-neighbour rule
-    (:func:`jaxdml.losses.nca`) over the linear map ``L``, by L-BFGS by default.
+    (:func:`jaxdml.losses.nca`) over the linear map ``L``, minus a small Frobenius penalty
+    ``reg * ||L||_F^2``, by L-BFGS by default.
 
     Parameters
     ----------
     n_components : int, default=None
         Output dimension (default: n_features).
+    reg : float, default=1e-4
+        Weight of a Frobenius penalty on ``L`` in units of the feature ranges (on data min-max
+        scaled to [0, 1]: ``reg * ||L||_F^2``; see :func:`jaxdml.losses.nca`). 0: the paper's
+        objective, as scikit-learn's NCA. Unpenalised, NCA grows ``L`` until each training
+        point's softmax neighbourhood holds one or two points, which overfits small, noisy data.
+        Chosen on the tuning half of the protocol in ``benchmarks/PROTOCOL.md``.
     init : {"auto", "identity", "pca", "lda", "random"} or ndarray, default="auto"
         "auto" is the identity at full dimension, LDA when n_components < n_classes, PCA otherwise.
     max_iter : int, default=None
@@ -68,13 +80,10 @@ class NCA(GradientMetricLearner):
 
     Notes
     -----
-    The default solves the stated problem: on the tuning half of the protocol
-    (``benchmarks/PROTOCOL.md``) it matches or beats scikit-learn's NCA at k = 3, 5, 7 and clearly
-    beats the former default (100 Adam steps, which stopped short of the optimum) on the large
-    data sets. Converged NCA overfits some small, noisy data sets (appendicitis, cleveland,
-    bupa), where it lands below the published NCA, as scikit-learn's NCA does: that is the
-    method's optimum, not an optimisation defect. Stopping early (a small ``max_iter``) is a
-    regulariser the user can choose; the fit then says it did not converge.
+    The default solves the stated (penalised) problem to its stopping test. The unpenalised
+    optimum (``reg=0``, as scikit-learn's NCA) overfits small, noisy data sets (appendicitis,
+    cleveland, bupa); the penalty was chosen by the protocol of ``benchmarks/PROTOCOL.md`` on its
+    tuning half and reported on its confirmation half before adoption (numbers there).
 
     Examples
     --------
@@ -95,10 +104,11 @@ class NCA(GradientMetricLearner):
 
     _record = NCA_METHOD
 
-    def __init__(self, n_components=None, *, init="auto", max_iter=None, tol=1e-5, optimizer=None,
+    def __init__(self, n_components=None, *, reg=1e-4, init="auto", max_iter=None, tol=1e-5, optimizer=None,
                  learning_rate=None, batch_size="auto", n_candidates="auto", devices=None,
                  random_state=None, verbose=0):
         self.n_components = n_components
+        self.reg = reg
         self.init = init
         self.max_iter = max_iter
         self.tol = tol
