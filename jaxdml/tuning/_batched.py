@@ -1,0 +1,206 @@
+"""Every (fold, grid point) of a float hyper-parameter grid in one vectorised compiled program.
+
+A gradient learner's fit is ``minimize(loss, params0, problem, tol=..., learning_rate=..., hyper=...)``
+after a host-side preparation that depends on the training fold only. When the grid changes nothing but
+values that the optax driver takes as traced arguments (``tol``, ``learning_rate``, float loss
+hyper-parameters), the fits differ only in arrays: they are stacked along a batch axis and solved by
+``jax.jit(jax.vmap(minimize))`` -- one trace and one compilation for the whole grid, one dispatch. The
+k-NN scores of all grid points of a fold are then computed together by
+:func:`jaxdml.classifiers._multidml.knn_batched`.
+
+Anything outside that case (the minibatch, multi-device or active-set paths, a PCA pre-projection,
+integer or structural parameters in the grid, k-NN options other than ``weights``, diagnostics other
+than ``loss``/``n_iter``/``converged``/``time``) returns None and the caller fits one point at a time.
+"""
+
+from __future__ import annotations
+
+import functools
+import numbers
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from sklearn.base import clone
+
+from .._validation import check_params
+from .._warnings import warn
+from ..classifiers._multidml import knn_batched
+from ..exceptions import ConvergenceWarning
+from ..linalg import components_from_metric
+from ..methods._base import GradientMetricLearner
+from ..methods._engine import _n_components, split_settings
+from ..methods._gradient import PROBLEM_KEYS, _batching, _large_data, _optimizer, _setup, solve_loss
+from ..methods._record import SETTINGS
+from ..projections import projection_psd
+from ..solvers._driver import minimize, split_hyper
+from ..solvers._lmnn_active import use_active_set
+
+__all__ = ["batched_grid"]
+
+_DIAGNOSTICS = ("loss", "n_iter", "converged", "time")
+
+
+@functools.lru_cache(maxsize=32)
+def _vmapped(fn, optimizer, projection, max_iter, static_items, has_lr):
+    """``jit(vmap(minimize))`` for one static configuration (cached: one compilation per configuration)."""
+    static = dict(static_items)
+
+    def one(params0, problem, tol, lr, traced):
+        return minimize(fn, params0, problem, optimizer=optimizer, projection=projection, max_iter=max_iter,
+                        tol=tol, learning_rate=lr if has_lr else None, hyper={**static, **traced})
+
+    return jax.jit(jax.vmap(one))
+
+
+def _float_keys(record) -> set:
+    """The parameters the driver traces: ``tol``, ``learning_rate`` and the loss's own parameters."""
+    own = set(record.constraints or ()) - set(PROBLEM_KEYS) - {"block_elements"}
+    return {"tol", "learning_rate"} | own
+
+
+def _eligible(base, points, metrics, knn_args) -> bool:
+    if not isinstance(base, GradientMetricLearner) or set(knn_args) - {"weights"}:
+        return False
+    record = base._get_record()
+    solve = record.solve
+    if record.loss is None or not (isinstance(solve, functools.partial) and solve.func is solve_loss):
+        return False
+    if any(isinstance(m, str) and m not in _DIAGNOSTICS for m in metrics):
+        return False
+    floats = _float_keys(record)
+    for p in points:
+        for k, v in p.items():
+            if k not in floats or isinstance(v, (bool, numbers.Integral)) or not isinstance(v, numbers.Real):
+                return False
+    return True
+
+
+def _prepare(est, X, y):
+    """The arguments of the fit's ``minimize`` call (as ``solve_loss`` builds them), or None when the
+    fit would not take the plain full-batch path."""
+    record = est._get_record()
+    spec = record.loss
+    kw = est._fit_kwargs()
+    core = {k: kw.pop(k) for k in ("n_components", "max_iter", "tol", "random_state", "verbose") if k in kw}
+    settings = split_settings(record, {k: kw.pop(k) for k in list(kw) if k in SETTINGS})
+    hyper = {**record.solve.keywords, **record.defaults, **settings, **kw}
+    probe, weights = hyper.pop("probe", False), hyper.pop("weights", None)
+    opts = {k: hyper.pop(k, SETTINGS[k]) for k in SETTINGS}
+    classes, codes = np.unique(y, return_inverse=True)
+    n, d = X.shape
+    if (probe or opts["callback"] is not None or opts["devices"] is not None
+            or use_active_set(record.name, spec, n, optimizer=opts["optimizer"], batch_size=opts["batch_size"],
+                              n_candidates=opts["n_candidates"], devices=None,
+                              problem_kw=[k for k in PROBLEM_KEYS if k in hyper])):
+        return None
+    n_components = _n_components(record, core.get("n_components"), d, len(classes))
+    n_neighbors = 3 if opts["n_neighbors"] is None else opts["n_neighbors"]
+    problem, params0, pre, bucket, _, n_dev = _setup(
+        spec, X, codes, len(classes), n_components, init=opts["init"], n_neighbors=n_neighbors,
+        pad_to=opts["pad_to"], random_state=core.get("random_state"), devices=None, hyper=hyper)
+    if pre is not None:
+        return None
+    if weights is not None:
+        hyper["weights"] = jnp.asarray(weights)
+    spec = _large_data(spec, n, opts["optimizer"], core.get("max_iter"))
+    optimizer = _optimizer(opts["optimizer"], spec)
+    projection = opts["projection"]
+    if projection == "auto":
+        projection = projection_psd if spec.projection == "psd" else None
+    batch, cands = _batching(spec, n, bucket, n_dev, opts["batch_size"], opts["n_candidates"], optimizer, params0)
+    if batch is not None or cands is not None:
+        return None
+    lr = spec.learning_rate if opts["learning_rate"] is None else opts["learning_rate"]
+    tol = 1e-5 if core.get("tol") is None else core["tol"]
+    max_iter = spec.max_iter if core.get("max_iter") is None else core["max_iter"]
+    static, traced = split_hyper(hyper)
+    config = (spec.fn, optimizer, projection, int(max_iter), static, lr is not None, spec.param,
+              jax.tree_util.tree_structure((params0, problem, traced)),
+              tuple(np.shape(a) for a in jax.tree_util.tree_leaves((params0, problem, traced))))
+    return config, (params0, problem, tol, 0.0 if lr is None else lr, traced)
+
+
+def _stack(items):
+    return jax.tree_util.tree_map(lambda *a: jnp.stack([jnp.asarray(x) for x in a]), *items)
+
+
+def _solve_group(config, args):
+    fn, optimizer, projection, max_iter, static, has_lr, param = config[:7]
+    run = _vmapped(fn, optimizer, projection, max_iter, static, has_lr)
+    t0 = time.perf_counter()
+    res = run(*_stack(args))
+    params = np.asarray(res.params, dtype=np.float64)  # blocks until the batch is solved
+    seconds = (time.perf_counter() - t0) / len(args)
+    if param == "M":
+        Ls = [components_from_metric(0.5 * (P + P.T)) for P in params]
+    else:
+        Ls = list(params)
+    loss, n_iter = np.asarray(res.loss, np.float64), np.asarray(res.n_iter)
+    conv, failed = np.asarray(res.converged), np.asarray(res.failed)
+    return [dict(L=L, loss=float(loss[i]), n_iter=int(n_iter[i]), converged=float(conv[i]), failed=bool(failed[i]),
+                 time=seconds) for i, L in enumerate(Ls)]
+
+
+def _scores(fits, X, y, folds, points, metrics, knn_args):
+    """k-NN accuracies of every grid point on every fold: one batched k-NN per fold."""
+    per_fold = [[None] * len(folds) for _ in points]
+    for f, (tr, te) in enumerate(folds):
+        classes, codes = np.unique(y[tr], return_inverse=True)
+        Ls = [fits[(f, i)]["L"] for i in range(len(points))]
+        width = max(L.shape[0] for L in Ls)
+        Lstack = np.zeros((len(Ls), width, X.shape[1]))
+        for i, L in enumerate(Ls):
+            Lstack[i, : L.shape[0]] = L
+        Ztr, Zte = np.einsum("nd,mpd->mnp", X[tr], Lstack), np.einsum("nd,mpd->mnp", X[te], Lstack)
+        for i in range(len(points)):
+            per_fold[i][f] = {}
+        for m in metrics:
+            if isinstance(m, str):
+                for i in range(len(points)):
+                    per_fold[i][f][m] = float(fits[(f, i)][m])
+                continue
+            proba = knn_batched(Zte, Ztr, codes, len(classes), int(m), weights=knn_args.get("weights", "uniform"))
+            acc = np.mean(classes[np.argmax(proba, axis=2)] == y[te][None, :], axis=1)
+            for i in range(len(points)):
+                per_fold[i][f][f"{int(m)}-NN"] = float(acc[i])
+    return per_fold
+
+
+def batched_grid(base, X, y, folds, points, metrics, knn_args):
+    """Per-point, per-fold metric dicts (``[point][fold] -> {name: value}``) computed by vectorised
+    fits, or None when the grid does not qualify (the caller then fits one point at a time)."""
+    if not _eligible(base, points, metrics, knn_args):
+        return None
+    groups = {}
+    for f, (tr, _) in enumerate(folds):
+        # the preparation depends on the fold only: done once, the grid point's floats replace its values
+        prep = None
+        for i, point in enumerate(points):
+            est = clone(base).set_params(**point)
+            check_params(est.get_params(deep=False), est._parameter_constraints, owner=type(est).__name__)
+            if prep is None:
+                prep = _prepare(est, X[tr], y[tr])
+                if prep is None:
+                    return None
+            config, (params0, problem, tol, lr, traced) = prep
+            tol = point.get("tol", tol)
+            lr = point.get("learning_rate", lr)
+            traced = {**traced, **{k: jnp.asarray(v) for k, v in point.items() if k not in ("tol", "learning_rate")}}
+            groups.setdefault(config, []).append(((f, i), (params0, problem, tol, lr, traced)))
+    fits = {}
+    for config, members in groups.items():
+        for (key, _), fit in zip(members, _solve_group(config, [a for _, a in members])):
+            fits[key] = fit
+    bad = [k for k, v in fits.items() if v["failed"]]
+    if any(fits[k]["n_iter"] == 0 for k in bad):
+        raise FloatingPointError("the loss is not finite at the initial point of some fits; check the data scale "
+                                 "and hyper-parameters.")
+    late = sum(1 for v in fits.values() if not v["converged"])
+    if bad:
+        warn(f"{len(bad)} of {len(fits)} fits became non-finite; their best finite iterate is used.", RuntimeWarning)
+    if late:
+        warn(f"{type(base).__name__}: {late} of {len(fits)} fits did not converge in max_iter; increase max_iter.",
+             ConvergenceWarning)
+    return _scores(fits, X, y, folds, points, metrics, knn_args)
