@@ -34,24 +34,28 @@ from ..methods._engine import _n_components, split_settings
 from ..methods._gradient import PROBLEM_KEYS, _batching, _large_data, _optimizer, _setup, solve_loss
 from ..methods._record import SETTINGS
 from ..projections import projection_psd
-from ..solvers._driver import minimize, split_hyper
+from ..solvers._driver import split_hyper, uses_linesearch
 from ..solvers._lmnn_active import use_active_set
+from ._multitol import multi_tol_runner
 
 __all__ = ["batched_grid"]
 
 _DIAGNOSTICS = ("loss", "n_iter", "converged", "time")
 
 
+def _runner(config, vectorised: bool):
+    fn, optimizer, projection, max_iter, static, has_lr, _, patience = config[:8]
+    run = multi_tol_runner(fn, optimizer, projection, max_iter, patience, static)
+    if not vectorised:
+        return run
+    return _vmapped(run, has_lr)
+
+
 @functools.lru_cache(maxsize=32)
-def _vmapped(fn, optimizer, projection, max_iter, static_items, has_lr):
-    """``jit(vmap(minimize))`` for one static configuration (cached: one compilation per configuration)."""
-    static = dict(static_items)
-
-    def one(params0, problem, tol, lr, traced):
-        return minimize(fn, params0, problem, optimizer=optimizer, projection=projection, max_iter=max_iter,
-                        tol=tol, learning_rate=lr if has_lr else None, hyper={**static, **traced})
-
-    return jax.jit(jax.vmap(one))
+def _vmapped(run, has_lr):
+    """The multi-tolerance runner over a leading batch axis of trajectories (one compilation)."""
+    return jax.jit(jax.vmap(lambda p0, prob, hyper, tols, lr: run(p0, prob, hyper, tols, lr if has_lr else None),
+                            in_axes=(0, 0, 0, None, 0)))
 
 
 def _float_keys(record) -> set:
@@ -116,7 +120,8 @@ def _prepare(est, X, y):
     tol = 1e-5 if core.get("tol") is None else core["tol"]
     max_iter = spec.max_iter if core.get("max_iter") is None else core["max_iter"]
     static, traced = split_hyper(hyper)
-    config = (spec.fn, optimizer, projection, int(max_iter), static, lr is not None, spec.param,
+    patience = 2 if uses_linesearch(optimizer, params0) else 10  # the driver's default
+    config = (spec.fn, optimizer, projection, int(max_iter), static, lr is not None, spec.param, patience,
               jax.tree_util.tree_structure((params0, problem, traced)),
               tuple(np.shape(a) for a in jax.tree_util.tree_leaves((params0, problem, traced))))
     return config, (params0, problem, tol, 0.0 if lr is None else lr, traced)
@@ -126,21 +131,38 @@ def _stack(items):
     return jax.tree_util.tree_map(lambda *a: jnp.stack([jnp.asarray(x) for x in a]), *items)
 
 
-def _solve_group(config, args):
-    fn, optimizer, projection, max_iter, static, has_lr, param = config[:7]
-    run = _vmapped(fn, optimizer, projection, max_iter, static, has_lr)
+def _solve_group(config, args, tols, mode="auto"):
+    """Solve every trajectory of one static configuration for every tolerance: a list (one entry per
+    trajectory) of lists (one per tolerance) of fit summaries. ``mode="vmap"`` batches the trajectories
+    with ``jax.vmap``; "auto" does so on accelerators only (on a CPU the batched loop measured no faster
+    than a loop over the trajectories: ``benchmarks/bench_tune.py``)."""
+    param = config[6]
+    vectorised = mode == "vmap" or (mode == "auto" and jax.default_backend() != "cpu")
+    run = _runner(config, vectorised)
+    tols = jnp.asarray(tols)
     t0 = time.perf_counter()
-    res = run(*_stack(args))
-    params = np.asarray(res.params, dtype=np.float64)  # blocks until the batch is solved
-    seconds = (time.perf_counter() - t0) / len(args)
-    if param == "M":
-        Ls = [components_from_metric(0.5 * (P + P.T)) for P in params]
+    if vectorised:
+        p0, prob, lr, hyper = _stack([(a[0], a[1], a[3], a[4]) for a in args])
+        res = run(p0, prob, hyper, tols, lr)
+        params = np.asarray(res.params, dtype=np.float64)  # (n_trajectories, n_tols, ...)
+        outs = [jax.tree_util.tree_map(lambda a, i=i: np.asarray(a)[i], res) for i in range(len(args))]
     else:
-        Ls = list(params)
-    loss, n_iter = np.asarray(res.loss, np.float64), np.asarray(res.n_iter)
-    conv, failed = np.asarray(res.converged), np.asarray(res.failed)
-    return [dict(L=L, loss=float(loss[i]), n_iter=int(n_iter[i]), converged=float(conv[i]), failed=bool(failed[i]),
-                 time=seconds) for i, L in enumerate(Ls)]
+        outs = [run(a[0], a[1], a[4], tols, jnp.asarray(a[3], jnp.result_type(float)) if config[5] else None)
+                for a in args]
+        params = np.stack([np.asarray(o.params, dtype=np.float64) for o in outs])  # blocks until solved
+    seconds = (time.perf_counter() - t0) / (len(args) * len(tols))
+    fits = []
+    for i, o in enumerate(outs):
+        loss, n_iter = np.asarray(o.loss, np.float64), np.asarray(o.n_iter)
+        conv, failed = np.asarray(o.converged), np.asarray(o.failed)
+        row = []
+        for t in range(len(tols)):
+            P = params[i, t]
+            L = components_from_metric(0.5 * (P + P.T)) if param == "M" else P
+            row.append(dict(L=L, loss=float(loss[t]), n_iter=int(n_iter[t]), converged=float(conv[t]),
+                            failed=bool(failed[t]), time=seconds))
+        fits.append(row)
+    return fits
 
 
 def _scores(fits, X, y, folds, points, metrics, knn_args):
@@ -168,15 +190,17 @@ def _scores(fits, X, y, folds, points, metrics, knn_args):
     return per_fold
 
 
-def batched_grid(base, X, y, folds, points, metrics, knn_args):
+def batched_grid(base, X, y, folds, points, metrics, knn_args, mode="auto"):
     """Per-point, per-fold metric dicts (``[point][fold] -> {name: value}``) computed by vectorised
     fits, or None when the grid does not qualify (the caller then fits one point at a time)."""
     if not _eligible(base, points, metrics, knn_args):
         return None
+    tols = list(dict.fromkeys(p["tol"] for p in points)) if all("tol" in p for p in points) else None
     groups = {}
     for f, (tr, _) in enumerate(folds):
-        # the preparation depends on the fold only: done once, the grid point's floats replace its values
-        prep = None
+        # the preparation depends on the fold only: done once; a grid point's floats replace its values, and
+        # the points that differ only in tol share one trajectory
+        prep, seen = None, {}
         for i, point in enumerate(points):
             est = clone(base).set_params(**point)
             check_params(est.get_params(deep=False), est._parameter_constraints, owner=type(est).__name__)
@@ -185,14 +209,21 @@ def batched_grid(base, X, y, folds, points, metrics, knn_args):
                 if prep is None:
                     return None
             config, (params0, problem, tol, lr, traced) = prep
-            tol = point.get("tol", tol)
-            lr = point.get("learning_rate", lr)
-            traced = {**traced, **{k: jnp.asarray(v) for k, v in point.items() if k not in ("tol", "learning_rate")}}
-            groups.setdefault(config, []).append(((f, i), (params0, problem, tol, lr, traced)))
+            rest = tuple(sorted((k, v) for k, v in point.items() if k != "tol"))
+            if rest not in seen:
+                lr = point.get("learning_rate", lr)
+                traced = {**traced, **{k: jnp.asarray(v) for k, v in rest if k != "learning_rate"}}
+                members = groups.setdefault(config, ([], []))
+                seen[rest] = len(members[0])
+                members[0].append((params0, problem, tol, lr, traced))
+                members[1].append([])
+            groups[config][1][seen[rest]].append(((f, i), tols.index(point["tol"]) if tols else 0))
     fits = {}
-    for config, members in groups.items():
-        for (key, _), fit in zip(members, _solve_group(config, [a for _, a in members])):
-            fits[key] = fit
+    for config, (args, keys) in groups.items():
+        solved = _solve_group(config, args, tols or [args[0][2]], mode)
+        for row, members in zip(solved, keys):
+            for key, t in members:
+                fits[key] = row[t]
     bad = [k for k, v in fits.items() if v["failed"]]
     if any(fits[k]["n_iter"] == 0 for k in bad):
         raise FloatingPointError("the loss is not finite at the initial point of some fits; check the data scale "

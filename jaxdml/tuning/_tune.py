@@ -232,11 +232,14 @@ def tune(dml, X, y, dml_params=None, tune_args=None, metrics=(3,), n_folds=5, n_
     verbose : bool
     refit : bool, default=True
         Fit the best learner on all of ``X`` (``best_estimator``).
-    vectorize : {"auto", False}, default="auto"
+    vectorize : {"auto", "vmap", False}, default="auto"
         "auto": when the learner is trained by jaxdml's optax driver on its full-batch path and the
         grid only changes float hyper-parameters (``tol``, ``learning_rate``, float loss
-        parameters), fit every (fold, grid point) at once in one compiled ``jax.vmap`` program
-        (``"time"`` is then the batch's time divided by the number of fits). False: one fit at a time.
+        parameters), the whole grid runs one compiled program: the points that differ only in
+        ``tol`` share one optimisation trajectory (each with its own stopping test, so each gets
+        what a fit with that ``tol`` alone gets), and on an accelerator the trajectories of all folds
+        and points are batched with ``jax.vmap`` ("vmap": batch them on a CPU too). ``"time"`` is
+        then the solve time divided by the number of fits. False: one ordinary fit at a time.
     **knn_args
         Keyword arguments of scikit-learn's ``KNeighborsClassifier``.
 
@@ -251,7 +254,9 @@ def tune(dml, X, y, dml_params=None, tune_args=None, metrics=(3,), n_folds=5, n_
     if not names:
         raise ValueError("metrics is empty; give at least one (an int k for k-NN accuracy).")
     folds = _folds(X, y, n_folds, n_reps, seed)
-    per_fold = batched_grid(base, X, y, folds, points, metrics, knn_args) if vectorize == "auto" else None
+    if vectorize not in ("auto", "vmap", False):
+        raise ValueError(f"vectorize must be 'auto', 'vmap' or False; got {vectorize!r}.")
+    per_fold = batched_grid(base, X, y, folds, points, metrics, knn_args, vectorize) if vectorize else None
     vectorised = per_fold is not None
     if per_fold is None:
         per_fold = []
