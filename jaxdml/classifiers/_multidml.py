@@ -24,8 +24,9 @@ from .._validation import Interval, Options, check_params
 
 __all__ = ["MultiDML_kNN", "knn_batched"]
 
-#: query rows per block of the batched k-NN (bounds the (learners, block, n_train) distance array)
+#: query rows per block of the batched k-NN, and the largest (learners, block, n_train) distance array
 _QUERY_BLOCK = 1024
+_BLOCK_ELEMENTS = 2**25
 
 
 @functools.partial(jax.jit, static_argnames=("k", "n_classes", "weights", "exclude_self"))
@@ -72,7 +73,7 @@ def knn_batched(Zq, Zt, codes, n_classes, k, *, weights="uniform", exclude_self=
     Zq = np.asarray(Zq, dtype=np.float64)
     Zt = np.asarray(Zt, dtype=np.float64)
     nq = Zq.shape[1]
-    block = min(_QUERY_BLOCK, bucket_size(nq))
+    block = min(_QUERY_BLOCK, bucket_size(nq), max(1, _BLOCK_ELEMENTS // max(1, Zq.shape[0] * Zt.shape[1])))
     out = []
     with jax.enable_x64(True):
         zt, cd = jnp.asarray(Zt), jnp.asarray(np.asarray(codes, dtype=np.int64))

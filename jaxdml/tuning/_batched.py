@@ -1,12 +1,13 @@
-"""Every (fold, grid point) of a float hyper-parameter grid in one vectorised compiled program.
+"""A float hyper-parameter grid of a gradient learner as one compiled program.
 
 A gradient learner's fit is ``minimize(loss, params0, problem, tol=..., learning_rate=..., hyper=...)``
 after a host-side preparation that depends on the training fold only. When the grid changes nothing but
 values that the optax driver takes as traced arguments (``tol``, ``learning_rate``, float loss
-hyper-parameters), the fits differ only in arrays: they are stacked along a batch axis and solved by
-``jax.jit(jax.vmap(minimize))`` -- one trace and one compilation for the whole grid, one dispatch. The
-k-NN scores of all grid points of a fold are then computed together by
-:func:`jaxdml.classifiers._multidml.knn_batched`.
+hyper-parameters), every fit runs the same compiled program: the preparation is done once per fold, the
+points that differ only in ``tol`` share one trajectory (:mod:`._multitol`: each tolerance keeps its own
+stopping test, so it gets what its own fit gets), and on an accelerator the trajectories of all folds and
+points are batched with ``jax.vmap``. The k-NN scores of all grid points of a fold are then computed
+together by :func:`jaxdml.classifiers._multidml.knn_batched`.
 
 Anything outside that case (the minibatch, multi-device or active-set paths, a PCA pre-projection,
 integer or structural parameters in the grid, k-NN options other than ``weights``, diagnostics other

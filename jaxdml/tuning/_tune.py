@@ -4,8 +4,8 @@ The folds are scikit-learn's ``RepeatedStratifiedKFold`` and the grid its ``Para
 point is scored by k-NN accuracies on the validation folds (metrics given as ints ``k``) and by the
 learner's own diagnostics (metrics given as names: ``"loss"``, ``"n_iter"``, ``"converged"``,
 ``"time"``, or a numeric entry of ``result_.info``). A gradient learner whose grid only changes float
-hyper-parameters (``tol``, ``learning_rate``, the loss's float parameters) is fitted on every fold
-and grid point at once by one vectorised (``jax.vmap``) compiled program (:mod:`._batched`).
+hyper-parameters (``tol``, ``learning_rate``, the loss's float parameters) runs the whole grid with one
+compiled program, one optimisation trajectory per point of the non-``tol`` parameters (:mod:`._batched`).
 """
 
 from __future__ import annotations
@@ -46,7 +46,8 @@ class TuneResult(NamedTuple):
     detailed : dict
         Column-oriented per-fold values: ``"point"`` (grid point index), ``"fold"``, then the metrics.
     vectorised : bool
-        Whether the grid ran as one vectorised compiled program.
+        Whether the grid ran on the one-program path (shared preparation and trajectories) rather
+        than one ordinary fit at a time.
     """
 
     results: dict
