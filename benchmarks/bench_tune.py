@@ -28,7 +28,6 @@ import sys
 import time
 import warnings
 
-import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _harness import machine, markdown_table, run_worker, write_json  # noqa: E402

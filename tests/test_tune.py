@@ -48,6 +48,12 @@ def test_float_grid_compiles_once_and_matches_one_fit_at_a_time(wine_scaled):
     np.testing.assert_array_equal(res.results["converged"][rows], slow.results["converged"])
     np.testing.assert_allclose(res.results["loss"][rows], slow.results["loss"], rtol=1e-5)
     np.testing.assert_allclose(res.results["3-NN"][rows], slow.results["3-NN"], atol=1e-12)
+    # the trajectories batched by jax.vmap (the default on accelerators) give the same fits
+    batched = jaxdml.tune_knn(nca, X, y, 3, tune_args={"learning_rate": [0.05], "tol": GRID["tol"]}, n_folds=5,
+                              seed=0, refit=False, vectorize="vmap")
+    rows = np.flatnonzero(res.results["learning_rate"] == 0.05)
+    np.testing.assert_array_equal(res.results["n_iter"][rows], batched.results["n_iter"])
+    np.testing.assert_allclose(res.results["loss"][rows], batched.results["loss"], rtol=1e-5)
     i = int(np.argmax(res.results["3-NN"]))
     assert res.best_params == {"learning_rate": res.results["learning_rate"][i], "tol": res.results["tol"][i]}
 
