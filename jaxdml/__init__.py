@@ -17,6 +17,7 @@ from .methods import Method, available_methods, get_method, register_method
 from .persistence import load
 from .problems import LabeledProblem, PairsProblem, make_pairs_problem, make_problem
 from .solvers import FittedMetric, KernelFittedMetric, minimize
+from .tuning import TuneResult, metadata_cross_validate, tune, tune_knn
 
 from ._version import __version__
 
@@ -62,4 +63,9 @@ __all__ = [
     "config",
     *[n for n in estimators.__all__ if not n.endswith("Learner")],
     *classifiers.__all__,
+    # tools: tuning helpers
+    "tune",
+    "tune_knn",
+    "metadata_cross_validate",
+    "TuneResult",
 ]

@@ -39,6 +39,7 @@ def headless(monkeypatch):
 def test_quickstart_notebook(tmp_path, headless):
     out, seconds = _run("quickstart.ipynb", tmp_path)
     assert "M = L^T L: True" in out and "directional derivative" in out and "3-fold 3-NN accuracy" in out
+    assert "leave-one-out 3-NN accuracy on wine" in out
 
 
 def test_reproduce_paper_notebook(tmp_path, headless):

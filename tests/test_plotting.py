@@ -73,3 +73,71 @@ def test_dim_curves_and_sign_test(tmp_path):
     r = bayesian_sign_test([0.9, 0.8, 0.7, 0.75], [0.8, 0.8, 0.6, 0.7], names=("NCA", "Euclidean"), n_samples=5000)
     plot_sign_test(r, path=tmp_path / "simplex.png")
     assert _is_png(tmp_path / "simplex.png")
+
+
+# ---------------------------------------------------------------- pyDML's plots
+def _not_blank(path, min_colours=4):
+    """A PNG with visible content: pixel variance and several distinct colours."""
+    import matplotlib.image as mpimg
+
+    assert _is_png(path)
+    img = mpimg.imread(path)[..., :3]
+    colours = np.unique((img.reshape(-1, 3) * 255).round().astype(np.uint8), axis=0)
+    return img.std() > 0.05 and len(colours) >= min_colours
+
+
+@pytest.fixture(scope="module")
+def iris_small():
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    return X[::3], y[::3]  # 50 rows, 4 features, 3 classes
+
+
+def test_pydml_single_plots(tmp_path, iris_small):
+    from sklearn.svm import SVC
+
+    from jaxdml.plotting import classifier_plot, dml_plot, knn_plot
+
+    X, y = iris_small
+    classifier_plot(X, y, SVC(), attrs=(2, 3), resolution=40, path=tmp_path / "clf.png")
+    assert _not_blank(tmp_path / "clf.png")
+    fig = knn_plot(X, y, 3, dml=jaxdml.LDA(n_components=2), resolution=40, path=tmp_path / "knn.png")
+    assert _not_blank(tmp_path / "knn.png") and fig.axes[0].get_title() == "3-NN"
+    L = np.diag([1.0, 0.1, 2.0, 2.0])
+    knn_plot(X, y, 1, transformer=L, transform=False, sections="zeros", resolution=40, path=tmp_path / "knn_L.png")
+    assert _not_blank(tmp_path / "knn_L.png")
+    dml_plot(X, y, SVC(), metric=L.T @ L, resolution=40, path=tmp_path / "dml_M.png")
+    assert _not_blank(tmp_path / "dml_M.png")
+    with pytest.raises(ValueError, match="at most one"):
+        dml_plot(X, y, SVC(), metric=np.eye(4), transformer=np.eye(4))
+    with pytest.raises(ValueError, match="attrs"):
+        classifier_plot(X, y, SVC(), attrs=(1, 1))
+    with pytest.raises(ValueError, match="sections"):
+        classifier_plot(X, y, SVC(), sections="median")
+
+
+def test_pydml_multiplot_and_pairplots(tmp_path, iris_small):
+    from sklearn.tree import DecisionTreeClassifier
+
+    from jaxdml.plotting import classifier_pairplots, dml_multiplot, dml_pairplots, knn_pairplots
+
+    X, y = iris_small
+    lda = jaxdml.LDA(n_components=2).fit(X, y)
+    fig = dml_multiplot(X, y, ks=[1, 5], dmls=[None, lda], dml_fitted=True, cross=True, attrs=(2, 3), resolution=30,
+                        path=tmp_path / "multi.png")
+    assert _not_blank(tmp_path / "multi.png")
+    assert [a.get_title() for a in fig.axes] == ["Euclidean, 1-NN", "Euclidean, 5-NN", "LDA, 1-NN", "LDA, 5-NN"]
+    dml_multiplot(X, y, ks=[3], transformers=[np.eye(4), np.diag([1.0, 1.0, 5.0, 5.0]), None], resolution=30,
+                  path=tmp_path / "multi3.png")
+    assert _not_blank(tmp_path / "multi3.png")
+    with pytest.raises(ValueError, match="one per plot"):
+        dml_multiplot(X, y, ks=[1, 3], dmls=[None, None, None])
+    fig = knn_pairplots(X, y, 3, attrs=[0, 2, 3], dml=lda, dml_fitted=True, resolution=25, path=tmp_path / "pairs.png")
+    assert _not_blank(tmp_path / "pairs.png") and len(fig.axes) == 9
+    classifier_pairplots(X, y, DecisionTreeClassifier(random_state=0), xattrs=[0, 1], yattrs=[2, 3], resolution=25,
+                         path=tmp_path / "clf_pairs.png")
+    assert _not_blank(tmp_path / "clf_pairs.png")
+    dml_pairplots(X, y, DecisionTreeClassifier(random_state=0), attrs=[2, 3], transformer=np.eye(4), diag=None,
+                  resolution=25, path=tmp_path / "dml_pairs.png")
+    assert _not_blank(tmp_path / "dml_pairs.png")

@@ -1,0 +1,237 @@
+"""k-NN under several metric learners at once: fit each learner once, classify under all of them.
+
+The k-NN step is batched over the learners: the embeddings of every learner are stacked (padded
+with zero coordinates to a common width, which changes no distance) and one jitted float64 program
+computes the squared distances, the ``k`` nearest training rows and the votes for all learners
+together (queries in row blocks, padded to a bucket size so that new query counts rarely
+recompile).
+"""
+
+from __future__ import annotations
+
+import functools
+import numbers
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from sklearn.base import BaseEstimator, clone
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._padding import bucket_size
+from .._validation import Interval, Options, check_params
+
+__all__ = ["MultiDML_kNN", "knn_batched"]
+
+#: query rows per block of the batched k-NN, and the largest (learners, block, n_train) distance array
+_QUERY_BLOCK = 1024
+_BLOCK_ELEMENTS = 2**25
+
+
+@functools.partial(jax.jit, static_argnames=("k", "n_classes", "weights", "exclude_self"))
+def _knn_block(Zq, Zt, codes, q_index, *, k, n_classes, weights, exclude_self):
+    """Class scores (m, nq, n_classes) of the k nearest rows of ``Zt`` (m, nt, p) for ``Zq`` (m, nq, p)."""
+    sq = jnp.sum(Zq * Zq, -1)[:, :, None] + jnp.sum(Zt * Zt, -1)[:, None, :]
+    D = jnp.maximum(sq - 2.0 * jnp.einsum("mqp,mtp->mqt", Zq, Zt), 0.0)
+    if exclude_self:  # leave-one-out: a training row is not its own neighbour
+        own = q_index[:, None] == jnp.arange(Zt.shape[1])[None, :]
+        D = jnp.where(own[None], jnp.inf, D)
+    negd, idx = jax.lax.top_k(-D, k)
+    onehot = jax.nn.one_hot(codes[idx], n_classes, dtype=Zq.dtype)  # (m, nq, k, C)
+    if weights == "uniform":
+        w = jnp.ones_like(negd)
+    else:  # 1 / distance; rows with an exact match keep only the exact matches (as scikit-learn)
+        dist = jnp.sqrt(jnp.maximum(-negd, 0.0))
+        zero = dist == 0.0
+        any_zero = jnp.any(zero, axis=-1, keepdims=True)
+        w = jnp.where(any_zero, zero.astype(dist.dtype), 1.0 / jnp.where(zero, 1.0, dist))
+    scores = jnp.sum(onehot * w[..., None], axis=2)
+    return scores / jnp.sum(scores, axis=-1, keepdims=True)
+
+
+def knn_batched(Zq, Zt, codes, n_classes, k, *, weights="uniform", exclude_self=False):
+    """k-NN class probabilities under several embeddings at once (float64).
+
+    Parameters
+    ----------
+    Zq : array of shape (n_metrics, n_queries, p)
+        Embedded queries, one slice per metric.
+    Zt : array of shape (n_metrics, n_train, p)
+        Embedded training rows.
+    codes : int array of shape (n_train,)
+        Training labels as codes ``0 .. n_classes - 1``.
+    n_classes, k : int
+    weights : {"uniform", "distance"}
+    exclude_self : bool
+        Leave-one-out on the training set: ``Zq is Zt`` and row ``i`` is not its own neighbour.
+
+    Returns
+    -------
+    ndarray of shape (n_metrics, n_queries, n_classes)
+    """
+    Zq = np.asarray(Zq, dtype=np.float64)
+    Zt = np.asarray(Zt, dtype=np.float64)
+    nq = Zq.shape[1]
+    block = min(_QUERY_BLOCK, bucket_size(nq), max(1, _BLOCK_ELEMENTS // max(1, Zq.shape[0] * Zt.shape[1])))
+    out = []
+    with jax.enable_x64(True):
+        zt, cd = jnp.asarray(Zt), jnp.asarray(np.asarray(codes, dtype=np.int64))
+        for start in range(0, nq, block):
+            part = Zq[:, start:start + block]
+            rows = part.shape[1]
+            if rows < block:
+                part = np.concatenate([part, np.zeros((part.shape[0], block - rows, part.shape[2]))], axis=1)
+            q_index = jnp.arange(start, start + block)
+            scores = _knn_block(jnp.asarray(part), zt, cd, q_index, k=int(k), n_classes=int(n_classes),
+                                weights=weights, exclude_self=bool(exclude_self))
+            out.append(np.asarray(scores)[:, :rows])
+    return np.concatenate(out, axis=1)
+
+
+def _learner_name(dml) -> str:
+    if dml is None:
+        return "Euclidean"
+    if isinstance(dml, str):
+        return dml
+    return type(dml).__name__
+
+
+class MultiDML_kNN(BaseEstimator):
+    """k-NN under several metric learners: fit each learner once, compare the classifiers.
+
+    ``fit`` fits every learner in ``dmls`` on the training data and embeds it; the ``*_all``
+    methods return one entry per learner, in the order of ``dmls``. The k-NN search of all learners
+    runs as one batched (vectorised) float64 computation; the leave-one-out variants classify each
+    training row by its ``n_neighbors`` nearest *other* training rows.
+
+    Parameters
+    ----------
+    n_neighbors : int, default=3
+    dmls : list, default=None
+        Metric learners: jaxdml or scikit-learn transformers with ``fit``/``transform`` (cloned
+        before fitting), method names for :func:`jaxdml.fit` (``"nca"``) or None (the Euclidean
+        distance). None: ``[None]`` (Euclidean only).
+    weights : {"uniform", "distance"}, default="uniform"
+        As in scikit-learn's ``KNeighborsClassifier``.
+    verbose : bool, default=False
+        Print each learner's name as it is fitted.
+
+    Attributes
+    ----------
+    dmls_ : list
+        The fitted learners (None for the Euclidean distance, a :class:`~jaxdml.FittedMetric` for a name).
+    classes_ : ndarray of shape (n_classes,)
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> import jaxdml
+    >>> X, y = load_iris(return_X_y=True)
+    >>> multi = jaxdml.MultiDML_kNN(3, dmls=[None, jaxdml.LDA()]).fit(X, y)
+    >>> multi.dmls_string()
+    ['Euclidean', 'LDA']
+    >>> [round(s, 2) for s in multi.score_all(X, y)]
+    [0.96, 0.98]
+    """
+
+    _parameter_constraints = {
+        "n_neighbors": [Interval(numbers.Integral, 1, None)],
+        "dmls": [None, list, tuple],
+        "weights": [Options({"uniform", "distance"})],
+        "verbose": ["boolean", Interval(numbers.Integral, 0, None)],
+    }
+
+    def __init__(self, n_neighbors=3, dmls=None, *, weights="uniform", verbose=False):
+        self.n_neighbors = n_neighbors
+        self.dmls = dmls
+        self.weights = weights
+        self.verbose = verbose
+
+    # ------------------------------------------------------------------ fitting
+    def _fit_one(self, dml, X, y):
+        if dml is None:
+            return None
+        if isinstance(dml, str):
+            from .._fit import fit
+
+            return fit(X, y, loss=dml)
+        if hasattr(dml, "fit") and hasattr(dml, "transform"):
+            return clone(dml).fit(X, y)
+        raise ValueError(f"MultiDML_kNN: each entry of dmls must be None, a method name or an estimator with "
+                         f"fit/transform; got {dml!r}.")
+
+    def fit(self, X, y):
+        """Fit every learner on ``(X, y)`` and store the embedded training data."""
+        check_params(self.get_params(deep=False), self._parameter_constraints, owner="MultiDML_kNN")
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        check_classification_targets(y)
+        self.classes_, self._codes = np.unique(y, return_inverse=True)
+        dmls = [None] if self.dmls is None else list(self.dmls)
+        if not dmls:
+            raise ValueError("MultiDML_kNN: dmls is empty; give at least one learner (None: Euclidean).")
+        self._names = [_learner_name(d) for d in dmls]
+        self.dmls_ = []
+        for name, dml in zip(self._names, dmls):
+            if self.verbose:
+                print(f"MultiDML_kNN: fitting {name}")
+            self.dmls_.append(self._fit_one(dml, X, y))
+        self._Zt = self._embed_all(X)
+        return self
+
+    def _embed_all(self, X):
+        """(n_learners, n, p) embeddings, zero-padded to the widest one."""
+        Zs = [X if d is None else np.asarray(d.transform(X), dtype=np.float64) for d in self.dmls_]
+        width = max(Z.shape[1] for Z in Zs)
+        out = np.zeros((len(Zs), X.shape[0], width))
+        for i, Z in enumerate(Zs):
+            out[i, :, : Z.shape[1]] = Z
+        return out
+
+    # ------------------------------------------------------------------ names
+    def dmls_string(self):
+        """The learners' names, in order (the class name, the method name, or "Euclidean")."""
+        check_is_fitted(self, "dmls_")
+        return list(self._names)
+
+    names = dmls_string
+
+    # ------------------------------------------------------------------ prediction
+    def _proba(self, X):
+        check_is_fitted(self, "dmls_")
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return knn_batched(self._embed_all(X), self._Zt, self._codes, len(self.classes_), self.n_neighbors,
+                           weights=self.weights)
+
+    def _proba_loo(self):
+        check_is_fitted(self, "dmls_")
+        if self.n_neighbors >= self._Zt.shape[1]:
+            raise ValueError(f"leave-one-out needs n_neighbors={self.n_neighbors} < n_samples={self._Zt.shape[1]}.")
+        return knn_batched(self._Zt, self._Zt, self._codes, len(self.classes_), self.n_neighbors,
+                           weights=self.weights, exclude_self=True)
+
+    def predict_proba_all(self, X):
+        """Class probabilities of ``X`` under each learner: a list of (n_samples, n_classes) arrays."""
+        return list(self._proba(X))
+
+    def predict_all(self, X):
+        """Predicted labels of ``X`` under each learner: a list of (n_samples,) arrays."""
+        return [self.classes_[np.argmax(p, axis=1)] for p in self._proba(X)]
+
+    def score_all(self, X, y):
+        """Accuracy on ``(X, y)`` under each learner: a list of floats."""
+        y = np.asarray(y)
+        return [float(np.mean(p == y)) for p in self.predict_all(X)]
+
+    def predict_proba_loo_all(self):
+        """Leave-one-out class probabilities of the training rows under each learner."""
+        return list(self._proba_loo())
+
+    def predict_loo_all(self):
+        """Leave-one-out predictions of the training rows under each learner."""
+        return [self.classes_[np.argmax(p, axis=1)] for p in self._proba_loo()]
+
+    def score_loo_all(self):
+        """Leave-one-out accuracy on the training set under each learner."""
+        y = self.classes_[self._codes]
+        return [float(np.mean(p == y)) for p in self.predict_loo_all()]

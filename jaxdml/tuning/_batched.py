@@ -1,0 +1,238 @@
+"""A float hyper-parameter grid of a gradient learner as one compiled program.
+
+A gradient learner's fit is ``minimize(loss, params0, problem, tol=..., learning_rate=..., hyper=...)``
+after a host-side preparation that depends on the training fold only. When the grid changes nothing but
+values that the optax driver takes as traced arguments (``tol``, ``learning_rate``, float loss
+hyper-parameters), every fit runs the same compiled program: the preparation is done once per fold, the
+points that differ only in ``tol`` share one trajectory (:mod:`._multitol`: each tolerance keeps its own
+stopping test, so it gets what its own fit gets), and on an accelerator the trajectories of all folds and
+points are batched with ``jax.vmap``. The k-NN scores of all grid points of a fold are then computed
+together by :func:`jaxdml.classifiers._multidml.knn_batched`.
+
+Anything outside that case (the minibatch, multi-device or active-set paths, a PCA pre-projection,
+integer or structural parameters in the grid, k-NN options other than ``weights``, diagnostics other
+than ``loss``/``n_iter``/``converged``/``time``) returns None and the caller fits one point at a time.
+"""
+
+from __future__ import annotations
+
+import functools
+import numbers
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from sklearn.base import clone
+
+from .._validation import check_params
+from .._warnings import warn
+from ..classifiers._multidml import knn_batched
+from ..exceptions import ConvergenceWarning
+from ..linalg import components_from_metric
+from ..methods._base import GradientMetricLearner
+from ..methods._engine import _n_components, split_settings
+from ..methods._gradient import PROBLEM_KEYS, _batching, _large_data, _optimizer, _setup, solve_loss
+from ..methods._record import SETTINGS
+from ..projections import projection_psd
+from ..solvers._driver import split_hyper, uses_linesearch
+from ..solvers._lmnn_active import use_active_set
+from ._multitol import multi_tol_runner
+
+__all__ = ["batched_grid"]
+
+_DIAGNOSTICS = ("loss", "n_iter", "converged", "time")
+
+
+def _runner(config, vectorised: bool):
+    fn, optimizer, projection, max_iter, static, has_lr, _, patience = config[:8]
+    run = multi_tol_runner(fn, optimizer, projection, max_iter, patience, static)
+    if not vectorised:
+        return run
+    return _vmapped(run, has_lr)
+
+
+@functools.lru_cache(maxsize=32)
+def _vmapped(run, has_lr):
+    """The multi-tolerance runner over a leading batch axis of trajectories (one compilation)."""
+    return jax.jit(jax.vmap(lambda p0, prob, hyper, tols, lr: run(p0, prob, hyper, tols, lr if has_lr else None),
+                            in_axes=(0, 0, 0, None, 0)))
+
+
+def _float_keys(record) -> set:
+    """The parameters the driver traces: ``tol``, ``learning_rate`` and the loss's own parameters."""
+    own = set(record.constraints or ()) - set(PROBLEM_KEYS) - {"block_elements"}
+    return {"tol", "learning_rate"} | own
+
+
+def _eligible(base, points, metrics, knn_args) -> bool:
+    if not isinstance(base, GradientMetricLearner) or set(knn_args) - {"weights"}:
+        return False
+    record = base._get_record()
+    solve = record.solve
+    if record.loss is None or not (isinstance(solve, functools.partial) and solve.func is solve_loss):
+        return False
+    if any(isinstance(m, str) and m not in _DIAGNOSTICS for m in metrics):
+        return False
+    floats = _float_keys(record)
+    for p in points:
+        for k, v in p.items():
+            if k not in floats or isinstance(v, (bool, numbers.Integral)) or not isinstance(v, numbers.Real):
+                return False
+    return True
+
+
+def _prepare(est, X, y):
+    """The arguments of the fit's ``minimize`` call (as ``solve_loss`` builds them), or None when the
+    fit would not take the plain full-batch path."""
+    record = est._get_record()
+    spec = record.loss
+    kw = est._fit_kwargs()
+    core = {k: kw.pop(k) for k in ("n_components", "max_iter", "tol", "random_state", "verbose") if k in kw}
+    settings = split_settings(record, {k: kw.pop(k) for k in list(kw) if k in SETTINGS})
+    hyper = {**record.solve.keywords, **record.defaults, **settings, **kw}
+    probe, weights = hyper.pop("probe", False), hyper.pop("weights", None)
+    opts = {k: hyper.pop(k, SETTINGS[k]) for k in SETTINGS}
+    classes, codes = np.unique(y, return_inverse=True)
+    n, d = X.shape
+    if (probe or opts["callback"] is not None or opts["devices"] is not None
+            or use_active_set(record.name, spec, n, optimizer=opts["optimizer"], batch_size=opts["batch_size"],
+                              n_candidates=opts["n_candidates"], devices=None,
+                              problem_kw=[k for k in PROBLEM_KEYS if k in hyper])):
+        return None
+    n_components = _n_components(record, core.get("n_components"), d, len(classes))
+    n_neighbors = 3 if opts["n_neighbors"] is None else opts["n_neighbors"]
+    problem, params0, pre, bucket, _, n_dev = _setup(
+        spec, X, codes, len(classes), n_components, init=opts["init"], n_neighbors=n_neighbors,
+        pad_to=opts["pad_to"], random_state=core.get("random_state"), devices=None, hyper=hyper)
+    if pre is not None:
+        return None
+    if weights is not None:
+        hyper["weights"] = jnp.asarray(weights)
+    spec = _large_data(spec, n, opts["optimizer"], core.get("max_iter"))
+    optimizer = _optimizer(opts["optimizer"], spec)
+    projection = opts["projection"]
+    if projection == "auto":
+        projection = projection_psd if spec.projection == "psd" else None
+    batch, cands = _batching(spec, n, bucket, n_dev, opts["batch_size"], opts["n_candidates"], optimizer, params0)
+    if batch is not None or cands is not None:
+        return None
+    lr = spec.learning_rate if opts["learning_rate"] is None else opts["learning_rate"]
+    tol = 1e-5 if core.get("tol") is None else core["tol"]
+    max_iter = spec.max_iter if core.get("max_iter") is None else core["max_iter"]
+    static, traced = split_hyper(hyper)
+    patience = 2 if uses_linesearch(optimizer, params0) else 10  # the driver's default
+    config = (spec.fn, optimizer, projection, int(max_iter), static, lr is not None, spec.param, patience,
+              jax.tree_util.tree_structure((params0, problem, traced)),
+              tuple(np.shape(a) for a in jax.tree_util.tree_leaves((params0, problem, traced))))
+    return config, (params0, problem, tol, 0.0 if lr is None else lr, traced)
+
+
+def _stack(items):
+    return jax.tree_util.tree_map(lambda *a: jnp.stack([jnp.asarray(x) for x in a]), *items)
+
+
+def _solve_group(config, args, tols, mode="auto"):
+    """Solve every trajectory of one static configuration for every tolerance: a list (one entry per
+    trajectory) of lists (one per tolerance) of fit summaries. ``mode="vmap"`` batches the trajectories
+    with ``jax.vmap``; "auto" does so on accelerators only (on a CPU the batched loop measured no faster
+    than a loop over the trajectories: ``benchmarks/bench_tune.py``)."""
+    param = config[6]
+    vectorised = mode == "vmap" or (mode == "auto" and jax.default_backend() != "cpu")
+    run = _runner(config, vectorised)
+    tols = jnp.asarray(tols)
+    t0 = time.perf_counter()
+    if vectorised:
+        p0, prob, lr, hyper = _stack([(a[0], a[1], a[3], a[4]) for a in args])
+        res = run(p0, prob, hyper, tols, lr)
+        params = np.asarray(res.params, dtype=np.float64)  # (n_trajectories, n_tols, ...)
+        outs = [jax.tree_util.tree_map(lambda a, i=i: np.asarray(a)[i], res) for i in range(len(args))]
+    else:
+        outs = [run(a[0], a[1], a[4], tols, jnp.asarray(a[3], jnp.result_type(float)) if config[5] else None)
+                for a in args]
+        params = np.stack([np.asarray(o.params, dtype=np.float64) for o in outs])  # blocks until solved
+    seconds = (time.perf_counter() - t0) / (len(args) * len(tols))
+    fits = []
+    for i, o in enumerate(outs):
+        loss, n_iter = np.asarray(o.loss, np.float64), np.asarray(o.n_iter)
+        conv, failed = np.asarray(o.converged), np.asarray(o.failed)
+        row = []
+        for t in range(len(tols)):
+            P = params[i, t]
+            L = components_from_metric(0.5 * (P + P.T)) if param == "M" else P
+            row.append(dict(L=L, loss=float(loss[t]), n_iter=int(n_iter[t]), converged=float(conv[t]),
+                            failed=bool(failed[t]), time=seconds))
+        fits.append(row)
+    return fits
+
+
+def _scores(fits, X, y, folds, points, metrics, knn_args):
+    """k-NN accuracies of every grid point on every fold: one batched k-NN per fold."""
+    per_fold = [[None] * len(folds) for _ in points]
+    for f, (tr, te) in enumerate(folds):
+        classes, codes = np.unique(y[tr], return_inverse=True)
+        Ls = [fits[(f, i)]["L"] for i in range(len(points))]
+        width = max(L.shape[0] for L in Ls)
+        Lstack = np.zeros((len(Ls), width, X.shape[1]))
+        for i, L in enumerate(Ls):
+            Lstack[i, : L.shape[0]] = L
+        Ztr, Zte = np.einsum("nd,mpd->mnp", X[tr], Lstack), np.einsum("nd,mpd->mnp", X[te], Lstack)
+        for i in range(len(points)):
+            per_fold[i][f] = {}
+        for m in metrics:
+            if isinstance(m, str):
+                for i in range(len(points)):
+                    per_fold[i][f][m] = float(fits[(f, i)][m])
+                continue
+            proba = knn_batched(Zte, Ztr, codes, len(classes), int(m), weights=knn_args.get("weights", "uniform"))
+            acc = np.mean(classes[np.argmax(proba, axis=2)] == y[te][None, :], axis=1)
+            for i in range(len(points)):
+                per_fold[i][f][f"{int(m)}-NN"] = float(acc[i])
+    return per_fold
+
+
+def batched_grid(base, X, y, folds, points, metrics, knn_args, mode="auto"):
+    """Per-point, per-fold metric dicts (``[point][fold] -> {name: value}``) computed by vectorised
+    fits, or None when the grid does not qualify (the caller then fits one point at a time)."""
+    if not _eligible(base, points, metrics, knn_args):
+        return None
+    tols = list(dict.fromkeys(p["tol"] for p in points)) if all("tol" in p for p in points) else None
+    groups = {}
+    for f, (tr, _) in enumerate(folds):
+        # the preparation depends on the fold only: done once; a grid point's floats replace its values, and
+        # the points that differ only in tol share one trajectory
+        prep, seen = None, {}
+        for i, point in enumerate(points):
+            est = clone(base).set_params(**point)
+            check_params(est.get_params(deep=False), est._parameter_constraints, owner=type(est).__name__)
+            if prep is None:
+                prep = _prepare(est, X[tr], y[tr])
+                if prep is None:
+                    return None
+            config, (params0, problem, tol, lr, traced) = prep
+            rest = tuple(sorted((k, v) for k, v in point.items() if k != "tol"))
+            if rest not in seen:
+                lr = point.get("learning_rate", lr)
+                traced = {**traced, **{k: jnp.asarray(v) for k, v in rest if k != "learning_rate"}}
+                members = groups.setdefault(config, ([], []))
+                seen[rest] = len(members[0])
+                members[0].append((params0, problem, tol, lr, traced))
+                members[1].append([])
+            groups[config][1][seen[rest]].append(((f, i), tols.index(point["tol"]) if tols else 0))
+    fits = {}
+    for config, (args, keys) in groups.items():
+        solved = _solve_group(config, args, tols or [args[0][2]], mode)
+        for row, members in zip(solved, keys):
+            for key, t in members:
+                fits[key] = row[t]
+    bad = [k for k, v in fits.items() if v["failed"]]
+    if any(fits[k]["n_iter"] == 0 for k in bad):
+        raise FloatingPointError("the loss is not finite at the initial point of some fits; check the data scale "
+                                 "and hyper-parameters.")
+    late = sum(1 for v in fits.values() if not v["converged"])
+    if bad:
+        warn(f"{len(bad)} of {len(fits)} fits became non-finite; their best finite iterate is used.", RuntimeWarning)
+    if late:
+        warn(f"{type(base).__name__}: {late} of {len(fits)} fits did not converge in max_iter; increase max_iter.",
+             ConvergenceWarning)
+    return _scores(fits, X, y, folds, points, metrics, knn_args)

@@ -1,0 +1,104 @@
+"""One optimisation trajectory, several stopping tolerances.
+
+``tol`` only decides where the optax driver stops: the iterates ``x_0, x_1, ...`` of a fit do not depend on
+it. A grid over ``tol`` therefore needs one trajectory per value of the *other* parameters; along it, every
+tolerance keeps its own stopping test, its own best iterate and its own iteration count, and is frozen
+where its test first holds -- exactly what :func:`jaxdml.solvers.minimize` returns for that tolerance
+alone (the same full-batch loop, the same test ``_settled``/``_stationary`` of the driver, the same
+final evaluation of the last iterate). The trajectory stops when every tolerance has stopped, at
+``max_iter`` or at a non-finite loss.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import optax
+from optax import tree_utils as otu
+
+from ..solvers import _driver
+from ..solvers._driver import SolverResult, _has_linesearch_state, _settled, _stationary
+
+__all__ = ["multi_tol_runner"]
+
+
+def _where(mask, new, old):
+    """Per-tolerance select: ``mask`` (T,) against leaves of shape (T, ...)."""
+    return jax.tree_util.tree_map(lambda a, b: jnp.where(mask.reshape(mask.shape + (1,) * (a.ndim - 1)), a, b),
+                                  new, old)
+
+
+def _tile(tree, T):
+    return jax.tree_util.tree_map(lambda a: jnp.broadcast_to(a, (T,) + a.shape), tree)
+
+
+@functools.lru_cache(maxsize=32)
+def multi_tol_runner(loss_fn, optimizer, projection, max_iter: int, patience: int, static_items: tuple):
+    """``run(params0, problem, hyper, tols, learning_rate) -> SolverResult`` with a leading axis of
+    ``len(tols)`` on every field (``loss_history`` is the shared trajectory's); jitted, cached per
+    static configuration."""
+    static = dict(static_items)
+
+    def run(params0, problem, hyper, tols, learning_rate):
+        _driver._TRACES["count"] += 1  # a solver runner is traced: counted with the driver's
+        f = lambda p: loss_fn(p, problem, **static, **hyper)  # noqa: E731
+        state0 = optimizer.init(params0)
+        if learning_rate is not None:
+            try:
+                state0 = otu.tree_set(state0, learning_rate=jnp.asarray(learning_rate))
+            except Exception:
+                pass  # optimizer without an injected learning rate
+        has_ls = _has_linesearch_state(state0)
+        cached = has_ls and projection is None
+        vg = optax.value_and_grad_from_state(f) if cached else jax.value_and_grad(f)
+        dtype = jnp.result_type(*jax.tree_util.tree_leaves(params0))
+        T = tols.shape[0]
+        inf = jnp.asarray(jnp.inf, dtype)
+
+        def cond(c):
+            return (c["it"] < max_iter) & ~jnp.all(c["done"])
+
+        def body(c):
+            params, state, active = c["params"], c["state"], ~c["done"]
+            value, grad = vg(params, state=state) if cached else vg(params)
+            finite = jnp.isfinite(value) & jnp.all(
+                jnp.asarray([jnp.all(jnp.isfinite(g)) for g in jax.tree_util.tree_leaves(grad)]))
+            better = active & finite & (value < c["best"])
+            best_params = _where(better, _tile(params, T), c["best_params"])
+            small = finite & _settled(value, c["prev"], params, c["prev_params"], tols)
+            if not has_ls:
+                small = small & _stationary(value, grad, params, projection, tols)
+            stall = jnp.where(active, jnp.where(small, c["stall"] + 1, 0), c["stall"])
+            converged_now = active & (stall >= patience)
+            updates, state = optimizer.update(grad, state, params, value=value, grad=grad, value_fn=f)
+            new_params = optax.apply_updates(params, updates)
+            if projection is not None:
+                new_params = projection(new_params)
+            return dict(
+                params=new_params, state=state, it=c["it"] + 1, prev=value, prev_params=params,
+                hist=c["hist"].at[c["it"]].set(value), best=jnp.where(better, value, c["best"]),
+                best_params=best_params, stall=stall, stop_params=_where(converged_now, _tile(params, T),
+                                                                         c["stop_params"]),
+                n_iter=jnp.where(active, c["it"] + 1, c["n_iter"]), converged=c["converged"] | converged_now,
+                failed=c["failed"] | (active & ~finite), done=c["done"] | converged_now | ~finite,
+            )
+
+        zeros_t = jnp.zeros((T,), bool)
+        carry = dict(params=params0, state=state0, it=jnp.asarray(0), prev=inf, prev_params=params0,
+                     hist=jnp.full((max_iter + 1,), jnp.nan, dtype), best=jnp.full((T,), inf),
+                     best_params=_tile(params0, T), stall=jnp.zeros((T,), jnp.asarray(0).dtype),
+                     stop_params=_tile(params0, T), n_iter=jnp.zeros((T,), jnp.asarray(0).dtype),
+                     converged=zeros_t, failed=zeros_t, done=zeros_t)
+        c = jax.lax.while_loop(cond, body, carry)
+        # as the driver: the iterate where each run stopped (the frozen one when it converged, the
+        # last update otherwise) is evaluated once more and kept if it beats the best seen
+        end = _where(c["converged"], c["stop_params"], _tile(c["params"], T))
+        final = jax.vmap(f)(end)
+        ok = jnp.isfinite(final) & ~c["failed"]
+        better = ok & (final < c["best"])
+        return SolverResult(_where(better, end, c["best_params"]), jnp.where(better, final, c["best"]), c["n_iter"],
+                            c["converged"], c["hist"], c["failed"])
+
+    return jax.jit(run)

@@ -1,0 +1,287 @@
+"""Cross-validated tuning of a metric learner (pyDML's ``tune``, ``tune_knn``, ``metadata_cross_validate``).
+
+The folds are scikit-learn's ``RepeatedStratifiedKFold`` and the grid its ``ParameterGrid``. Each grid
+point is scored by k-NN accuracies on the validation folds (metrics given as ints ``k``) and by the
+learner's own diagnostics (metrics given as names: ``"loss"``, ``"n_iter"``, ``"converged"``,
+``"time"``, or a numeric entry of ``result_.info``). A gradient learner whose grid only changes float
+hyper-parameters (``tol``, ``learning_rate``, the loss's float parameters) runs the whole grid with one
+compiled program, one optimisation trajectory per point of the non-``tol`` parameters (:mod:`._batched`).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, NamedTuple
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.neighbors import KNeighborsClassifier
+
+from ._batched import batched_grid
+
+__all__ = ["tune", "tune_knn", "metadata_cross_validate", "metadata", "TuneResult"]
+
+#: diagnostics where smaller is better (the best grid point minimises them)
+_SMALLER_IS_BETTER = ("loss", "time", "n_iter")
+
+
+class TuneResult(NamedTuple):
+    """What :func:`tune` and :func:`tune_knn` return.
+
+    Attributes
+    ----------
+    results : dict
+        The table, column-oriented: one column per tuned parameter, then for each metric its
+        mean over the folds (column named as the metric, e.g. ``"3-NN"``, ``"loss"``) and its
+        standard deviation (``"<metric> std"``); one row per grid point. ``pandas.DataFrame(results)``
+        turns it into a data frame.
+    best_params : dict
+        The grid point with the best mean of the first metric (largest; smallest for ``loss``,
+        ``time`` and ``n_iter``).
+    best_score : float
+        That mean.
+    best_estimator : estimator or None
+        The learner with ``dml_params`` and ``best_params``, fitted on all of ``X`` (None when
+        ``refit=False``).
+    detailed : dict
+        Column-oriented per-fold values: ``"point"`` (grid point index), ``"fold"``, then the metrics.
+    vectorised : bool
+        Whether the grid ran on the one-program path (shared preparation and trajectories) rather
+        than one ordinary fit at a time.
+    """
+
+    results: dict
+    best_params: dict
+    best_score: float
+    best_estimator: Any
+    detailed: dict
+    vectorised: bool
+
+    def rows(self):
+        """The results table as a list of dicts, one per grid point."""
+        keys = list(self.results)
+        n = len(self.results[keys[0]]) if keys else 0
+        return [{k: self.results[k][i] for k in keys} for i in range(n)]
+
+    def table(self, digits: int = 4) -> str:
+        """The results table in Markdown."""
+        keys = list(self.results)
+        fmt = lambda v: f"{v:.{digits}g}" if isinstance(v, (float, np.floating)) else str(v)  # noqa: E731
+        lines = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
+        lines += ["| " + " | ".join(fmt(r[k]) for k in keys) + " |" for r in self.rows()]
+        return "\n".join(lines)
+
+
+def metric_name(metric) -> str:
+    """The column name of a metric: ``"3-NN"`` for the int 3, the name itself otherwise."""
+    if isinstance(metric, (int, np.integer)) and not isinstance(metric, bool):
+        return f"{int(metric)}-NN"
+    if isinstance(metric, str):
+        return metric
+    raise ValueError(f"a metric is an int k (k-NN accuracy) or a diagnostic name; got {metric!r}.")
+
+
+def metadata(estimator) -> dict:
+    """A fitted learner's diagnostics: ``loss``, ``n_iter``, ``converged`` and the numeric entries of
+    ``result_.info`` (jaxdml learners), or ``n_iter_`` (scikit-learn transformers)."""
+    out = {}
+    res = getattr(estimator, "result_", None)
+    if res is not None:
+        out.update(loss=np.nan if res.loss is None else float(res.loss), n_iter=int(res.n_iter),
+                   converged=float(bool(res.converged)))
+        for k, v in (res.info or {}).items():
+            if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) and k not in out:
+                out[k] = float(v)
+    elif hasattr(estimator, "n_iter_"):
+        out["n_iter"] = int(np.max(estimator.n_iter_))
+    return out
+
+
+def _folds(X, y, n_folds, n_reps, seed):
+    from sklearn.model_selection import RepeatedStratifiedKFold
+
+    cv = RepeatedStratifiedKFold(n_splits=n_folds, n_repeats=n_reps, random_state=seed)
+    return list(cv.split(X, y))
+
+
+def _knn_score(Ztr, ytr, Zte, yte, k, knn_args):
+    return float(KNeighborsClassifier(n_neighbors=k, **knn_args).fit(Ztr, ytr).score(Zte, yte))
+
+
+def _evaluate(est, X, y, train, test, metrics, knn_args):
+    """Fit a clone of ``est`` on ``train`` and measure ``metrics`` on ``test``."""
+    est = clone(est)
+    t0 = time.perf_counter()
+    est.fit(X[train], y[train])
+    seconds = time.perf_counter() - t0
+    meta = {**metadata(est), "time": seconds}
+    Ztr, Zte = est.transform(X[train]), est.transform(X[test])
+    out = {}
+    for m in metrics:
+        name = metric_name(m)
+        if name.endswith("-NN"):
+            out[name] = _knn_score(Ztr, y[train], Zte, y[test], int(m), knn_args)
+        elif name in meta:
+            out[name] = float(meta[name])
+        else:
+            raise ValueError(f"metric {name!r} is not a diagnostic of {type(est).__name__}; it has "
+                             f"{sorted(meta)} (or give an int k for k-NN accuracy).")
+    return out
+
+
+def _as_estimator(dml, params: dict):
+    if isinstance(dml, str):
+        from ..methods import get_method
+        from .. import estimators
+
+        cls = get_method(dml).estimator
+        if cls is None or not hasattr(estimators, cls):
+            raise ValueError(f"method {dml!r} has no estimator class; pass an estimator instance.")
+        dml = getattr(estimators, cls)()
+    elif isinstance(dml, type):
+        dml = dml()
+    if not (hasattr(dml, "fit") and hasattr(dml, "transform")):
+        raise ValueError(f"dml must be a metric learner (fit/transform), its class or a method name; got {dml!r}.")
+    return clone(dml).set_params(**params)
+
+
+def _check_xy(X, y):
+    from sklearn.utils.validation import check_X_y
+
+    return check_X_y(X, y, dtype=np.float64)
+
+
+def metadata_cross_validate(estimator, X, y, metrics=(3,), n_folds=5, n_reps=1, seed=None, verbose=False,
+                            **knn_args):
+    """Cross-validate a metric learner: k-NN accuracies and its diagnostics on every fold.
+
+    Parameters
+    ----------
+    estimator : metric learner (fit/transform)
+    X : array of shape (n_samples, n_features)
+    y : array of shape (n_samples,)
+    metrics : list of int or str, default=(3,)
+        An int ``k``: k-NN accuracy on the validation fold. A name: a diagnostic of the fitted
+        learner (:func:`metadata`: ``"loss"``, ``"n_iter"``, ``"converged"``, ...) or ``"time"``
+        (fit seconds).
+    n_folds, n_reps : int
+        ``n_reps`` repetitions of stratified ``n_folds``-fold cross-validation.
+    seed : int, optional
+        Seed of the fold shuffling.
+    **knn_args
+        Keyword arguments of scikit-learn's ``KNeighborsClassifier``.
+
+    Returns
+    -------
+    dict
+        Column-oriented: ``"fold"`` and one array per metric (one value per fold), plus
+        ``"mean"`` and ``"std"`` dicts over the folds.
+    """
+    X, y = _check_xy(X, y)
+    names = [metric_name(m) for m in metrics]
+    rows = []
+    for i, (tr, te) in enumerate(_folds(X, y, n_folds, n_reps, seed)):
+        rows.append(_evaluate(estimator, X, y, tr, te, metrics, knn_args))
+        if verbose:
+            print(f"fold {i}: " + ", ".join(f"{k}={v:.4g}" for k, v in rows[-1].items()))
+    out = {"fold": np.arange(len(rows))}
+    out.update({n: np.array([r[n] for r in rows]) for n in names})
+    out["mean"] = {n: float(np.mean(out[n])) for n in names}
+    out["std"] = {n: float(np.std(out[n])) for n in names}
+    return out
+
+
+def _grid(tune_args):
+    from sklearn.model_selection import ParameterGrid
+
+    if not tune_args:
+        return [{}]
+    return list(ParameterGrid({k: list(v) for k, v in tune_args.items()}))
+
+
+def _summarise(points, per_fold, names, n_folds_total):
+    """Results table (means, stds) and the detailed per-fold table."""
+    results = {k: np.array([p[k] for p in points]) for k in (points[0] if points else {})}
+    for n in names:
+        vals = np.array([[per_fold[i][f][n] for f in range(n_folds_total)] for i in range(len(points))])
+        results[n] = vals.mean(axis=1)
+        results[f"{n} std"] = vals.std(axis=1)
+    detailed = {"point": np.repeat(np.arange(len(points)), n_folds_total),
+                "fold": np.tile(np.arange(n_folds_total), len(points))}
+    for n in names:
+        detailed[n] = np.array([per_fold[i][f][n] for i in range(len(points)) for f in range(n_folds_total)])
+    return results, detailed
+
+
+def tune(dml, X, y, dml_params=None, tune_args=None, metrics=(3,), n_folds=5, n_reps=1, seed=None,
+         verbose=False, *, refit=True, vectorize="auto", **knn_args) -> TuneResult:
+    """Grid search over a metric learner's parameters, scored by k-NN accuracies and diagnostics.
+
+    Parameters
+    ----------
+    dml : metric learner, its class, or a method name (``"nca"``)
+    X : array of shape (n_samples, n_features)
+    y : array of shape (n_samples,)
+    dml_params : dict, optional
+        Fixed parameters of the learner.
+    tune_args : dict, optional
+        Parameter name -> list of values; the grid is their Cartesian product.
+    metrics : list of int or str, default=(3,)
+        As in :func:`metadata_cross_validate`; the first one chooses the best point.
+    n_folds, n_reps, seed : int
+        ``n_reps`` repetitions of stratified ``n_folds``-fold cross-validation, shuffled by ``seed``.
+    verbose : bool
+    refit : bool, default=True
+        Fit the best learner on all of ``X`` (``best_estimator``).
+    vectorize : {"auto", "vmap", False}, default="auto"
+        "auto": when the learner is trained by jaxdml's optax driver on its full-batch path and the
+        grid only changes float hyper-parameters (``tol``, ``learning_rate``, float loss
+        parameters), the whole grid runs one compiled program: the points that differ only in
+        ``tol`` share one optimisation trajectory (each with its own stopping test, so each gets
+        what a fit with that ``tol`` alone gets), and on an accelerator the trajectories of all folds
+        and points are batched with ``jax.vmap`` ("vmap": batch them on a CPU too). ``"time"`` is
+        then the solve time divided by the number of fits. False: one ordinary fit at a time.
+    **knn_args
+        Keyword arguments of scikit-learn's ``KNeighborsClassifier``.
+
+    Returns
+    -------
+    TuneResult
+    """
+    X, y = _check_xy(X, y)
+    base = _as_estimator(dml, dict(dml_params or {}))
+    points = _grid(tune_args)
+    names = [metric_name(m) for m in metrics]
+    if not names:
+        raise ValueError("metrics is empty; give at least one (an int k for k-NN accuracy).")
+    folds = _folds(X, y, n_folds, n_reps, seed)
+    if vectorize not in ("auto", "vmap", False):
+        raise ValueError(f"vectorize must be 'auto', 'vmap' or False; got {vectorize!r}.")
+    per_fold = batched_grid(base, X, y, folds, points, metrics, knn_args, vectorize) if vectorize else None
+    vectorised = per_fold is not None
+    if per_fold is None:
+        per_fold = []
+        for point in points:
+            est = clone(base).set_params(**point)
+            per_fold.append([_evaluate(est, X, y, tr, te, metrics, knn_args) for tr, te in folds])
+    results, detailed = _summarise(points, per_fold, names, len(folds))
+    if verbose:
+        for i, p in enumerate(points):
+            print(f"{p}: " + ", ".join(f"{n}={results[n][i]:.4g}" for n in names))
+    first = results[names[0]]
+    best = int(np.nanargmin(first) if names[0] in _SMALLER_IS_BETTER else np.nanargmax(first))
+    best_est = clone(base).set_params(**points[best]).fit(X, y) if refit else None
+    return TuneResult(results, dict(points[best]), float(first[best]), best_est, detailed, vectorised)
+
+
+def tune_knn(dml, X, y, n_neighbors=3, dml_params=None, tune_args=None, n_folds=5, n_reps=1, seed=None,
+             verbose=False, *, metrics=("loss", "n_iter", "converged"), refit=True, vectorize="auto",
+             **knn_args) -> TuneResult:
+    """:func:`tune` scored by ``n_neighbors``-NN accuracy (the first metric), with the learner's
+    diagnostics (``metrics``, default final loss, iterations and convergence; only those the learner
+    has) as extra columns."""
+    probe = _as_estimator(dml, dict(dml_params or {}))
+    has_result = hasattr(probe, "_record")
+    extra = [m for m in metrics if has_result or m == "time"]
+    return tune(probe, X, y, None, tune_args, [int(n_neighbors), *extra], n_folds, n_reps, seed, verbose,
+                refit=refit, vectorize=vectorize, **knn_args)
