@@ -14,6 +14,7 @@ from ._fit import fit
 from .classifiers import *  # noqa: F401,F403
 from .estimators import *  # noqa: F401,F403
 from .methods import Method, available_methods, get_method, register_method
+from .methods import Constraints  # weak supervision (metric-learn parity)
 from .persistence import load
 from .problems import LabeledProblem, PairsProblem, make_pairs_problem, make_problem
 from .solvers import FittedMetric, KernelFittedMetric, minimize
@@ -62,4 +63,6 @@ __all__ = [
     "config",
     *[n for n in estimators.__all__ if not n.endswith("Learner")],
     *classifiers.__all__,
+    # weak supervision (metric-learn parity)
+    "Constraints",
 ]

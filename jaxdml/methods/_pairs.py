@@ -225,7 +225,7 @@ class PairsMetricLearner(_PairsClassifierMixin, BaseMetricLearner):
         -------
         self
         """
-        if input_kind(X, getattr(self, "preprocessor", None)) != "points":
+        if self._tuple_arities and input_kind(X, getattr(self, "preprocessor", None)) != "points":
             if pairs is not None or similar is not None:
                 raise ValueError(f"{type(self).__name__}.fit: X already holds pairs; pairs/similar must be None.")
             return self._fit_tuples(X, y, calibration_params=calibration_params)
