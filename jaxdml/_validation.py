@@ -217,8 +217,9 @@ def check_class_labels(y, owner: str) -> None:
     if kind not in ("binary", "multiclass"):
         hint = (" Maybe you are trying to fit a classifier, which expects discrete classes on a regression target "
                 "with continuous values. This method learns from class labels (bin the values or use integer "
-                "grades; MLKR learns from continuous targets)." if kind.startswith("continuous") else "")
-        raise ValueError(f"{owner}: Unknown label type: {kind}. y must hold class labels.{hint}")
+                "grades; MLKR learns from continuous targets)." if kind.startswith("continuous")
+                else " y must hold class labels.")
+        raise ValueError(f"{owner}: Unknown label type: {kind}.{hint}")
 
 
 def encode_labels(y) -> tuple[np.ndarray, np.ndarray]:
