@@ -24,7 +24,7 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-from sklearn.utils._available_if import available_if
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 __all__ = ["_PairsClassifierMixin", "_TripletsClassifierMixin", "_QuadrupletsClassifierMixin",
