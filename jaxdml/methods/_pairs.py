@@ -39,8 +39,8 @@ from ._tuples import input_kind
 from .._warnings import warn as _warn
 
 __all__ = ["PairsMetricLearner", "PAIRS_CONSTRAINTS", "ESTIMATOR_CONSTRAINTS", "supervision", "sample_pairs",
-           "pair_problem", "similar_scatter64", "factor_result", "warn_not_converged", "DENSE_PAIRS_LIMIT", "SAMPLED_PAIRS",
-           "PERCENTILE_PAIRS"]
+           "pair_problem", "similar_scatter64", "factor_result", "warn_not_converged", "DENSE_PAIRS_LIMIT",
+           "SAMPLED_PAIRS", "PERCENTILE_PAIRS"]
 
 #: the supervision every pair-constrained method takes (besides labels)
 PAIRS_CONSTRAINTS = {
