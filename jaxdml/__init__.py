@@ -14,6 +14,7 @@ from ._fit import fit
 from .classifiers import *  # noqa: F401,F403
 from .estimators import *  # noqa: F401,F403
 from .methods import Method, available_methods, get_method, register_method
+from .methods import Constraints  # weak supervision (metric-learn parity)
 from .persistence import load
 from .problems import LabeledProblem, PairsProblem, make_pairs_problem, make_problem
 from .solvers import FittedMetric, KernelFittedMetric, minimize
@@ -68,4 +69,6 @@ __all__ = [
     "tune_knn",
     "metadata_cross_validate",
     "TuneResult",
+    # weak supervision (metric-learn parity)
+    "Constraints",
 ]

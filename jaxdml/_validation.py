@@ -215,9 +215,11 @@ def check_class_labels(y, owner: str) -> None:
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{owner}: y is not a valid vector of class labels ({exc}).") from None
     if kind not in ("binary", "multiclass"):
-        hint = (" Continuous targets are for regression; metric learning here classifies (bin the values or "
-                "use integer grades)." if kind.startswith("continuous") else "")
-        raise ValueError(f"{owner}: Unknown label type {kind!r}: y must hold class labels.{hint}")
+        hint = (" Maybe you are trying to fit a classifier, which expects discrete classes on a regression target "
+                "with continuous values. This method learns from class labels (bin the values or use integer "
+                "grades; MLKR learns from continuous targets)." if kind.startswith("continuous")
+                else " y must hold class labels.")
+        raise ValueError(f"{owner}: Unknown label type: {kind}.{hint}")
 
 
 def encode_labels(y) -> tuple[np.ndarray, np.ndarray]:

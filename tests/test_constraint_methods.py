@@ -393,8 +393,8 @@ def test_bad_hyper_parameters(wine_scaled):
         jaxdml.fit(X, y, loss="lsi", tol=-1.0)
     with pytest.raises(ValueError, match="'max_iter' parameter of method 'itml'"):
         jaxdml.fit(X, y, loss="itml", max_iter=0)
-    with pytest.raises(ValueError, match="n_components must be None or 13"):
-        jaxdml.fit(X, y, loss="lsi", n_components=2)
+    with pytest.raises(ValueError, match="n_components=14 is out of range"):  # lower ranks: eigen-truncation
+        jaxdml.fit(X, y, loss="lsi", n_components=14)
 
 
 def test_bad_itml_bounds_and_priors(wine_scaled):

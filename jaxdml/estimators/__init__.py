@@ -4,6 +4,8 @@ this package re-exports them."""
 from ..methods import (ANMM, LFDA, MLKR, MMC, RCA, Covariance, DMLMJ, ITML, KANMM, KDA, KDMLMJ, KLMNN, LDA, LDML, LMNN, LSI, MCML, NCA, NCMC, NCMML,
                        PCA, BaseMetricLearner, DMLEig, Euclidean, GradientMetricLearner, KernelMetricLearner,
                        MetricLearner)
+# weak supervision (metric-learn parity)
+from ..methods import ITML_Supervised, MMC_Supervised
 
 __all__ = [
     "BaseMetricLearner", "GradientMetricLearner", "KernelMetricLearner", "MetricLearner",
@@ -12,4 +14,6 @@ __all__ = [
     "NCMML", "NCMC", "MCML", "LDML", "KLMNN",
     "ITML", "LSI", "DMLEig",
     "Covariance", "LFDA", "RCA", "MLKR", "MMC",
+    # weak supervision (metric-learn parity)
+    "ITML_Supervised", "MMC_Supervised",
 ]

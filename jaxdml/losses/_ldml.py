@@ -85,3 +85,23 @@ def ldml(M, problem, *, b=1.0, anchors=None, candidates=None, block_elements: in
     m = n_anchors(problem, anchors)
     total = linalg.sum_over_blocks(block, m, row_block(problem, cols.shape[0], block_elements, anchors), rows=anchors)
     return total / n_valid(problem, anchors)
+
+
+def ldml_pairs(M, problem, *, b=1.0):
+    r"""LDML on given pairs: the mean negative log-likelihood of the logistic model over the pairs.
+
+    .. math::
+
+        \frac{1}{|P|} \sum_{(i, j) \in P} s_{ij}\,\mathrm{softplus}(d_{ij} - b)
+        + (1 - s_{ij})\,\mathrm{softplus}(b - d_{ij}), \qquad d_{ij} = \|x_i - x_j\|_M^2,
+
+    the same per-pair term as :func:`ldml` with :math:`s_{ij}` the pair's similarity flag instead
+    of :math:`[y_i = y_j]`. ``problem`` is a :class:`jaxdml.PairsProblem` (padding pairs masked by
+    ``pair_mask``). Convex in ``M``.
+    """
+    diff = problem.X[problem.a] - problem.X[problem.b]
+    D = jnp.einsum("pi,ij,pj->p", diff, M, diff)
+    z = b - D
+    nll = jnp.where(problem.similar > 0, jax.nn.softplus(-z), jax.nn.softplus(z))
+    w = problem.pair_mask
+    return jnp.sum(w * nll) / jnp.maximum(jnp.sum(w), 1.0)

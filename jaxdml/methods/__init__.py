@@ -36,6 +36,10 @@ from .._validation import Interval, Options
 from ._rca import RCA
 from ._record import SETTINGS, Method
 from ._registry import BUILTIN, available_methods, get_method, methods, register_method, resolve
+# weak supervision and the Mahalanobis API (metric-learn parity)
+from ._constraints import Constraints
+from ._supervised import ITML_Supervised, MMC_Supervised, supervised_alias
+from ._tuple_classifiers import _PairsClassifierMixin, _QuadrupletsClassifierMixin, _TripletsClassifierMixin
 
 __all__ = [
     "Method", "methods", "register_method", "get_method", "available_methods", "gradient_method", "run",
@@ -44,6 +48,8 @@ __all__ = [
     "Euclidean", "PCA", "LDA", "NCA", "LMNN", "NCMML", "NCMC", "MCML", "LDML", "KLMNN",
     "ANMM", "DMLMJ", "KDA", "KANMM", "KDMLMJ", "ITML", "LSI", "DMLEig",
     "Covariance", "LFDA", "RCA", "MLKR", "MMC",
+    # weak supervision and the Mahalanobis API (metric-learn parity)
+    "Constraints", "ITML_Supervised", "MMC_Supervised", "supervised_alias",
 ]
 
 

@@ -13,6 +13,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._validation import Interval, Options, check_class_labels, check_params, check_scale
 from ._engine import run
 from ._record import KERNEL_CONSTRAINTS, SETTINGS, Method
+from ._tuples import fit_kwargs, form_tuples, input_kind, prepare_tuples
 
 __all__ = ["BaseMetricLearner", "GradientMetricLearner", "KernelMetricLearner"]
 
@@ -33,11 +34,26 @@ class BaseMetricLearner(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
 
     After ``fit`` the learned map is ``components_`` (L, shape (n_components, n_features)) and the
     metric ``metric_`` (M = L^T L); ``transform(X) = X @ components_.T``.
+
+    The Mahalanobis API (metric-learn's names) works on every learner: ``get_mahalanobis_matrix()``,
+    ``get_metric()``, ``pair_distance(pairs)``, ``pair_score(pairs)`` and ``transform``. Pairs are
+    formed, shape (n_pairs, 2, n_features), or integer index pairs (n_pairs, 2) when the estimator
+    has a ``preprocessor``.
+
+    Weak supervision: a subclass that lists tuple arities in ``_tuple_arities`` (2: pairs, 3:
+    triplets, 4: quadruplets) also fits on tuples, ``fit(tuples, y)``, decided by
+    :func:`jaxdml.methods._tuples.input_kind` (3-D input: formed tuples; 2-D integer input with a
+    ``preprocessor``: index tuples; anything else: points with labels, as before). The tuples are
+    brought to canonical form (distinct rows + index tuples) and handed to the method record as
+    ``pairs=``/``similar=``, ``triplets=`` or ``quadruplets=`` (override :meth:`_run_tuples` to
+    do otherwise).
     """
 
     _record: Method = None
     _supervised: bool = True
     _parameter_constraints: dict = {}
+    #: tuple arities this learner fits on (empty: points and labels only)
+    _tuple_arities: tuple = ()
 
     @property
     def _method(self) -> str:
@@ -74,14 +90,19 @@ class BaseMetricLearner(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
     def _run(self, X, y, **extra):
         """Run the record on validated data with the constructor parameters (+ ``extra``)."""
         kw = {**self._fit_kwargs(), **extra}
+        kw.pop("preprocessor", None)  # how tuples are read, not a method parameter
         core = {k: kw.pop(k) for k in ("n_components", "max_iter", "tol", "random_state", "verbose") if k in kw}
         settings = {k: kw.pop(k) for k in list(kw) if k in SETTINGS}
         return run(self._get_record(), X, y, settings=settings, hyper=kw, checked=True, **core)
 
     def fit(self, X, y=None):
-        """Learn the metric from ``X`` (n_samples, n_features) and labels ``y``."""
+        """Learn the metric from ``X`` (n_samples, n_features) and labels ``y`` (or from tuples,
+        for learners that take them; see the class docstring)."""
+        if self._tuple_arities and input_kind(X, getattr(self, "preprocessor", None)) != "points":
+            return self._fit_tuples(X, y)
         owner = type(self).__name__
         check_params(self.get_params(deep=False), self._parameter_constraints, owner=owner)
+        self._clear_tuple_state()
         if self._supervised:
             labels = self._get_record().labels  # False: real-valued regression targets
             if y is not None and labels:
@@ -92,6 +113,27 @@ class BaseMetricLearner(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         check_scale(X, owner)
         self._store(self._run(X, y))
         return self
+
+    def _clear_tuple_state(self) -> None:
+        for name in ("tuple_arity_", "threshold_", "classes_", "feature_names_in_"):
+            self.__dict__.pop(name, None)
+
+    def _fit_tuples(self, X, y, **extra):
+        """Learn the metric from tuples (formed, or index tuples with ``preprocessor``)."""
+        owner = type(self).__name__
+        check_params(self.get_params(deep=False), self._parameter_constraints, owner=owner)
+        data = prepare_tuples(X, y, arities=self._tuple_arities, preprocessor=getattr(self, "preprocessor", None),
+                              owner=f"{owner}.fit")
+        check_scale(data.X, owner)
+        self._clear_tuple_state()
+        self.n_features_in_ = data.X.shape[1]
+        self._store(self._run_tuples(data, **extra))
+        self.tuple_arity_ = data.arity
+        return self
+
+    def _run_tuples(self, data, **extra):
+        """Run the record on tuples in canonical form (:class:`jaxdml.methods._tuples.TupleData`)."""
+        return self._run(data.X, None, **fit_kwargs(data), **extra)
 
     def _store(self, result) -> None:
         self.result_ = result
@@ -121,27 +163,50 @@ class BaseMetricLearner(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         check_is_fitted(self, "components_")
         return self.components_
 
-    get_mahalanobis_matrix = metric
+    def get_mahalanobis_matrix(self) -> np.ndarray:
+        """The learned Mahalanobis matrix ``M = L^T L`` (metric-learn's name for :meth:`metric`)."""
+        return self.metric()
 
-    def pair_distance(self, pairs) -> np.ndarray:
-        """Distances for an array of pairs of shape (n_pairs, 2, n_features)."""
+    def _embed(self, rows: np.ndarray) -> np.ndarray:
+        """Rows (float64, n_features columns) in the learned space."""
+        return rows @ self.components_.T
+
+    def _formed(self, tuples, arity: int, owner: str) -> np.ndarray:
+        """Formed tuples (n, arity, n_features) from tuples or index tuples (with ``preprocessor``)."""
         check_is_fitted(self, "components_")
-        pairs = np.asarray(pairs, dtype=np.float64)
-        if pairs.ndim != 3 or pairs.shape[1] != 2 or pairs.shape[2] != self.n_features_in_:
-            raise ValueError(
-                f"pairs must have shape (n_pairs, 2, {self.n_features_in_}); got {pairs.shape}."
-            )
-        diff = (pairs[:, 0] - pairs[:, 1]) @ self.components_.T
+        return form_tuples(tuples, arity=arity, n_features=self.n_features_in_,
+                           preprocessor=getattr(self, "preprocessor", None), owner=f"{type(self).__name__}.{owner}")
+
+    def _tuple_distances(self, T: np.ndarray, first: int, second: int) -> np.ndarray:
+        diff = self._embed(T[:, first]) - self._embed(T[:, second])
         return np.sqrt(np.sum(diff * diff, axis=1))
 
-    def get_metric(self):
-        """A function ``d(u, v)`` computing the learned distance between two 1-D points."""
-        check_is_fitted(self, "components_")
-        L = self.components_.copy()
+    def pair_distance(self, pairs) -> np.ndarray:
+        """Learned distances of pairs: (n_pairs, 2, n_features), or index pairs (n_pairs, 2) with the
+        estimator's ``preprocessor``."""
+        return self._tuple_distances(self._formed(pairs, 2, "pair_distance"), 0, 1)
 
-        def distance(u, v):
-            diff = L @ (np.asarray(u, dtype=np.float64) - np.asarray(v, dtype=np.float64))
-            return float(np.sqrt(diff @ diff))
+    def pair_score(self, pairs) -> np.ndarray:
+        """Similarity of pairs: the opposite of :meth:`pair_distance` (larger is more similar)."""
+        return -self.pair_distance(pairs)
+
+    def get_metric(self):
+        """A function ``d(u, v, squared=False)``: the learned distance between two 1-D points.
+
+        Independent of later fits of the estimator (it holds a copy of the learned map).
+        """
+        check_is_fitted(self, "components_")
+        embed = copy_embedding(self)
+        d = self.n_features_in_
+
+        def distance(u, v, squared=False):
+            u, v = np.asarray(u, dtype=np.float64), np.asarray(v, dtype=np.float64)
+            if u.shape != (d,) or v.shape != (d,):
+                raise ValueError(f"the metric takes two 1-D points of {d} features; got shapes {u.shape} and "
+                                 f"{v.shape}.")
+            diff = embed(u[None, :])[0] - embed(v[None, :])[0]
+            sq = float(diff @ diff)
+            return sq if squared else float(np.sqrt(sq))
 
         return distance
 
@@ -149,6 +214,17 @@ class BaseMetricLearner(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         tags = super().__sklearn_tags__()
         tags.target_tags.required = self._supervised
         return tags
+
+
+def copy_embedding(est):
+    """A function embedding rows like ``est`` does now (unaffected by a later refit)."""
+    if isinstance(est, KernelMetricLearner):
+        import copy
+
+        result = copy.deepcopy(est.result_)
+        return lambda rows: np.asarray(result.transform(rows), dtype=np.float64)
+    L = est.components_.copy()
+    return lambda rows: rows @ L.T
 
 
 class GradientMetricLearner(BaseMetricLearner):
@@ -183,6 +259,9 @@ class KernelMetricLearner(BaseMetricLearner):
         super()._store(result)
         self.X_fit_ = result.X_fit
         self.kernel_params_ = dict(result.kernel_params)
+
+    def _embed(self, rows: np.ndarray) -> np.ndarray:
+        return np.asarray(self.result_.transform(rows), dtype=np.float64)
 
     def transform(self, X):
         """Embed ``X`` through the kernel: ``K(X, X_fit_) @ components_.T``."""

@@ -9,6 +9,7 @@ from ..losses import ldml, mcml
 from ..losses._registry import LossSpec
 from ._base import GradientMetricLearner
 from ._gradient import BLOCK_ELEMENTS, gradient_method
+from ._tuple_classifiers import _PairsClassifierMixin
 
 __all__ = ["MCML", "LDML", "MCML_METHOD", "LDML_METHOD"]
 
@@ -90,7 +91,7 @@ class MCML(GradientMetricLearner):
         self.verbose = verbose
 
 
-class LDML(GradientMetricLearner):
+class LDML(_PairsClassifierMixin, GradientMetricLearner):
     """Logistic Discriminant Metric Learning.
 
     Maximises the log-likelihood of the logistic model
@@ -98,12 +99,20 @@ class LDML(GradientMetricLearner):
     (:func:`jaxdml.losses.ldml`), a convex problem in ``M``, by Adagrad steps each followed by a
     projection onto the PSD cone.
 
+    ``fit(X, y)`` learns from class labels (all pairs); ``fit(pairs, y)`` from given pairs
+    (n_pairs, 2, n_features) with ``y`` in {-1, +1}, or integer index pairs with ``preprocessor``
+    (the same per-pair likelihood over the given pairs, from the identity; ``init``,
+    ``batch_size``, ``n_candidates`` and ``devices`` serve the labelled fit only). Fitted on pairs,
+    it is a pair classifier (``predict``, ``decision_function``, ``score``, ``calibrate_threshold``).
+
     Parameters
     ----------
     n_components : int, default=None
         As in :class:`MCML`.
     b : float, default=1.0
         Threshold of the logistic model on squared distances.
+    preprocessor : array-like or callable, default=None
+        Rows for integer index pairs (``fit(idx_pairs, y)``).
     init, max_iter, tol, optimizer, learning_rate, batch_size, n_candidates, devices, random_state, verbose
         As in :class:`MCML`.
 
@@ -125,11 +134,13 @@ class LDML(GradientMetricLearner):
     _parameter_constraints = {
         **GradientMetricLearner._parameter_constraints,
         "b": [Interval(numbers.Real, None, None)],
+        "preprocessor": ["array-like", "callable", None],
     }
 
     def __init__(self, n_components=None, *, b=1.0, init="auto", max_iter=None, tol=1e-5,
                  optimizer=None, learning_rate=None, batch_size="auto", n_candidates="auto", devices=None,
-                 random_state=None, verbose=0):
+                 random_state=None, verbose=0, preprocessor=None):
+        self.preprocessor = preprocessor
         self.n_components = n_components
         self.b = b
         self.init = init
@@ -142,3 +153,51 @@ class LDML(GradientMetricLearner):
         self.devices = devices
         self.random_state = random_state
         self.verbose = verbose
+
+    def _run_tuples(self, data):
+        """Fit on pairs in canonical form (:func:`ldml_from_pairs`)."""
+        from .._validation import check_n_components
+
+        n_components = check_n_components(self.n_components, data.X.shape[1], owner="LDML")
+        return ldml_from_pairs(data.X, data.idx, (data.y == 1).astype(float), b=self.b, n_components=n_components,
+                               max_iter=self.max_iter, tol=self.tol, learning_rate=self.learning_rate,
+                               optimizer=self.optimizer, verbose=self.verbose)
+
+
+def ldml_from_pairs(X, pairs, similar, *, b, n_components, max_iter, tol, learning_rate, optimizer, verbose):
+    """LDML's solve step on given pairs (rows of ``X``): :func:`jaxdml.losses._ldml.ldml_pairs`
+    minimised over the PSD cone from the identity, with LDML's optimisation defaults."""
+    import jax.numpy as jnp
+    import numpy as np
+
+    from .._padding import bucket_size
+    from .._runtime import x64_call
+    from ..eigen import pca_components
+    from ..linalg import components_from_metric
+    from ..losses._ldml import ldml_pairs
+    from ..problems import make_pairs_problem
+    from ..projections import projection_psd
+    from ..solvers._driver import minimize
+    from ..solvers._result import FittedMetric
+    from ._gradient import _optimizer, finish
+
+    spec = LDML_METHOD.loss
+    pre = None
+    if n_components < X.shape[1]:  # as from labels: learn the full metric on the leading principal components
+        pre = x64_call(pca_components, X, n_components)[0]
+        X = X @ pre.T
+    problem = make_pairs_problem(X, pairs, similar, pad_to=bucket_size(len(pairs)))
+    max_iter = spec.max_iter if max_iter is None else int(max_iter)
+    tol = 1e-5 if tol is None else float(tol)
+    res = minimize(ldml_pairs, jnp.eye(X.shape[1], dtype=problem.X.dtype), problem,
+                   optimizer=_optimizer(optimizer, spec), projection=projection_psd, max_iter=max_iter, tol=tol,
+                   learning_rate=spec.learning_rate if learning_rate is None else learning_rate,
+                   hyper=dict(b=float(b)), verbose=verbose)
+    n_iter, hist = finish(res, "ldml", max_iter, tol)
+    metric = np.asarray(res.params, dtype=np.float64)
+    metric = 0.5 * (metric + metric.T)
+    L = components_from_metric(metric)
+    if pre is not None:
+        L, metric = L @ pre, None
+    return FittedMetric(L=L, method="ldml", n_iter=n_iter, converged=bool(res.converged), loss_history=hist,
+                        loss=float(res.loss), metric_=metric, info=dict(failed=bool(res.failed), n_pairs=len(pairs)))

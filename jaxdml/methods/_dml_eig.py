@@ -11,8 +11,8 @@ from sklearn.utils import check_random_state
 
 from .._validation import Interval
 from ..losses._dml_eig import dml_eig_solve
-from ._pairs import (ESTIMATOR_CONSTRAINTS, PAIRS_CONSTRAINTS, PairsMetricLearner, pair_problem, similar_scatter64,
-                     supervision, warn_not_converged)
+from ._pairs import (ESTIMATOR_CONSTRAINTS, PAIRS_CONSTRAINTS, PairsMetricLearner, factor_result, pair_problem,
+                     similar_scatter64, supervision, warn_not_converged)
 from ._record import POSITIVE_REAL, Method
 
 __all__ = ["DMLEig", "DML_EIG_METHOD"]
@@ -61,13 +61,13 @@ def _dml_eig(X, codes, n_classes, *, n_components, random_state, max_iter, tol, 
     g = float(np.sum(A * M))
     M = M / g  # on the constraint's boundary: sum_S d_M^2 = 1
     hist = np.asarray(st.history, np.float64)[: n_iter + 1]
-    return dict(metric=0.5 * (M + M.T), n_iter=n_iter, converged=converged, loss_history=hist,
-                loss=float(st.objective), info=dict(gap=float(st.gap), whitening=W, spectrahedron=S))
+    return factor_result(0.5 * (M + M.T), n_components, n_iter=n_iter, converged=converged, loss_history=hist,
+                         loss=float(st.objective), info=dict(gap=float(st.gap), whitening=W, spectrahedron=S))
 
 DML_EIG_METHOD = Method(
     "dml_eig", "M", _dml_eig, defaults=dict(mu=0.1, reg=1e-2, n_constraints=None, pairs=None, similar=None),
     constraints={**PAIRS_CONSTRAINTS, "mu": POSITIVE_REAL, "reg": [Interval(numbers.Real, 0, 1, closed="neither")]},
-    supervised=False, full_rank_only=True, estimator="DMLEig",
+    supervised=False, estimator="DMLEig",
 )
 
 
@@ -93,6 +93,13 @@ class DMLEig(PairsMetricLearner):
         variance.
     n_constraints : int, default=None
         Sample this many pairs of each kind instead of using all pairs.
+    n_components : int, default=None
+        DML-eig learns a full metric ``M``; a smaller ``n_components`` keeps its
+        rank-``n_components`` eigen-truncation (the leading eigenvectors of ``M`` scaled by the
+        square roots of their eigenvalues; ``metric_ = L^T L``, the full ``M`` in
+        ``result_.info["full_metric"]``). None or ``n_features``: the full metric, unchanged.
+    preprocessor : array-like or callable, default=None
+        Rows for integer index pairs (``fit(idx_pairs, y)``), as in :class:`ITML`.
     max_iter : int, default=None
         Frank-Wolfe steps (default 100).
     tol : float, default=1e-5
@@ -121,8 +128,10 @@ class DMLEig(PairsMetricLearner):
     }
 
     def __init__(self, mu=0.1, *, reg=1e-2, n_constraints=None, max_iter=None, tol=1e-5,
-                 random_state=None, verbose=0):
+                 random_state=None, verbose=0, n_components=None, preprocessor=None):
         self.mu = mu
+        self.n_components = n_components
+        self.preprocessor = preprocessor
         self.reg = reg
         self.n_constraints = n_constraints
         self.max_iter = max_iter

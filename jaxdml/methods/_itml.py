@@ -13,8 +13,8 @@ from .._runtime import x64_call
 from .._validation import Interval, Options
 from ..exceptions import NonPSDError
 from ..losses._itml import itml_bregman
-from ._pairs import (ESTIMATOR_CONSTRAINTS, PAIRS_CONSTRAINTS, PERCENTILE_PAIRS, PairsMetricLearner, sample_pairs,
-                     supervision, warn_not_converged)
+from ._pairs import (ESTIMATOR_CONSTRAINTS, PAIRS_CONSTRAINTS, PERCENTILE_PAIRS, PairsMetricLearner, factor_result,
+                     sample_pairs, supervision, warn_not_converged)
 from ._record import POSITIVE_REAL, Method
 
 __all__ = ["ITML", "ITML_METHOD"]
@@ -147,8 +147,8 @@ def _itml(X, codes, n_classes, *, n_components, random_state, max_iter, tol, ver
         warn_not_converged("itml", max_iter, tol)
     M = 0.5 * (st.M + st.M.T)
     hist = st.history[:n_iter]
-    return dict(
-        metric=M, n_iter=n_iter, converged=converged, loss_history=hist,
+    return factor_result(
+        M, n_components, n_iter=n_iter, converged=converged, loss_history=hist,
         loss=float(hist[-1]) if n_iter else 0.0,
         info=dict(bounds=(u, l), prior=M0, pairs=np.stack([a, b], axis=1), similar=s,
                   slack_bounds=st.xi[:c], dual=st.lam[:c], dual_change=st.change[:n_iter]),
@@ -161,7 +161,7 @@ ITML_METHOD = Method(
     constraints={**PAIRS_CONSTRAINTS, "gamma": [*POSITIVE_REAL, Options({float("inf")})],
                  "prior": [Options({"identity", "covariance"}), "array-like"], "bounds": ["array-like", None],
                  "percentiles": ["array-like"]},
-    supervised=False, full_rank_only=True, estimator="ITML",
+    supervised=False, estimator="ITML",
 )
 
 
@@ -193,6 +193,14 @@ class ITML(PairsMetricLearner):
     n_constraints : int, default=None
         Similar pairs sampled from the labels, and as many dissimilar pairs. Default
         ``min(20 * n_classes**2, 500)`` each.
+    n_components : int, default=None
+        ITML learns a full metric ``M``; a smaller ``n_components`` keeps its rank-``n_components``
+        eigen-truncation (``components_`` = the leading eigenvectors of ``M`` scaled by the square
+        roots of their eigenvalues, ``metric_ = L^T L``; the full ``M`` is in
+        ``result_.info["full_metric"]``). None or ``n_features``: the full metric, unchanged.
+    preprocessor : array-like or callable, default=None
+        Rows for integer index pairs: ``fit(idx_pairs, y)`` with ``idx_pairs`` of shape
+        (n_pairs, 2) reads its points as ``preprocessor[idx]`` (or ``preprocessor(idx)``).
     max_iter : int, default=None
         Sweeps over the constraints (default 1000).
     tol : float, default=1e-5
@@ -234,8 +242,11 @@ class ITML(PairsMetricLearner):
     }
 
     def __init__(self, gamma=1.0, *, prior="identity", bounds=None, percentiles=(5.0, 95.0),
-                 n_constraints=None, max_iter=None, tol=1e-5, random_state=None, verbose=0):
+                 n_constraints=None, max_iter=None, tol=1e-5, random_state=None, verbose=0, n_components=None,
+                 preprocessor=None):
         self.gamma = gamma
+        self.n_components = n_components
+        self.preprocessor = preprocessor
         self.prior = prior
         self.bounds = bounds
         self.percentiles = percentiles

@@ -14,8 +14,8 @@ import jax
 from .._runtime import x64_call
 from .._validation import Interval
 from ..losses._lsi import lsi_solve
-from ._pairs import (ESTIMATOR_CONSTRAINTS, PAIRS_CONSTRAINTS, PairsMetricLearner, pair_problem, similar_scatter64,
-                     supervision, warn_not_converged)
+from ._pairs import (ESTIMATOR_CONSTRAINTS, PAIRS_CONSTRAINTS, PairsMetricLearner, factor_result, pair_problem,
+                     similar_scatter64, supervision, warn_not_converged)
 from ._record import POSITIVE_REAL, Method
 
 __all__ = ["LSI", "LSI_METHOD", "LSI_DEFAULT_REG", "LSI_MAX_ITER"]
@@ -123,9 +123,9 @@ def _lsi(X, codes, n_classes, *, n_components, random_state, max_iter, tol, verb
     if g > 1.0:
         M = M / g
     hist = np.asarray(st.history, np.float64)[: n_iter + 1]
-    return dict(metric=M, n_iter=n_iter, converged=converged, loss_history=hist,
-                loss=float(st.objective), info=dict(constraint=min(g, 1.0), similar_scatter=A,
-                                                    duality_gap=float(st.gap)))
+    return factor_result(M, n_components, n_iter=n_iter, converged=converged, loss_history=hist,
+                         loss=float(st.objective), info=dict(constraint=min(g, 1.0), similar_scatter=A,
+                                                             duality_gap=float(st.gap)))
 
 LSI_METHOD = Method(
     "lsi", "M", _lsi,
@@ -133,7 +133,7 @@ LSI_METHOD = Method(
     constraints={**PAIRS_CONSTRAINTS, "learning_rate": POSITIVE_REAL,
                  "proj_iter": [Interval(numbers.Integral, 1, None), None],
                  "reg": [Interval(numbers.Real, 0, None, closed="left")]},
-    settings=frozenset({"learning_rate"}), supervised=False, full_rank_only=True, estimator="LSI",
+    settings=frozenset({"learning_rate"}), supervised=False, estimator="LSI",
 )
 
 
@@ -174,6 +174,13 @@ class LSI(PairsMetricLearner):
         First trial step, relative to ``|M| / |grad|`` (later steps are Barzilai-Borwein).
     n_constraints : int, default=None
         Sample this many pairs of each kind instead of using all pairs.
+    n_components : int, default=None
+        LSI learns a full metric ``M``; a smaller ``n_components`` keeps its rank-``n_components``
+        eigen-truncation (the leading eigenvectors of ``M`` scaled by the square roots of their
+        eigenvalues; ``metric_ = L^T L``, the full ``M`` in ``result_.info["full_metric"]``).
+        None or ``n_features``: the full metric, unchanged.
+    preprocessor : array-like or callable, default=None
+        Rows for integer index pairs (``fit(idx_pairs, y)``), as in :class:`ITML`.
     reg : float, default=0.1
         Strength of the regularisation above (0: the plain problem).
     max_iter : int, default=None
@@ -204,8 +211,10 @@ class LSI(PairsMetricLearner):
                               "reg": [Interval(numbers.Real, 0, None, closed="left")]}
 
     def __init__(self, learning_rate=0.02, *, reg=LSI_DEFAULT_REG, n_constraints=None, max_iter=None, tol=1e-5,
-                 random_state=None, verbose=0):
+                 random_state=None, verbose=0, n_components=None, preprocessor=None):
         self.learning_rate = learning_rate
+        self.n_components = n_components
+        self.preprocessor = preprocessor
         self.reg = reg
         self.n_constraints = n_constraints
         self.max_iter = max_iter

@@ -37,7 +37,9 @@ class MMC(PairsMetricLearner):
     The same implementation as :class:`jaxdml.LSI` (see there for the solver, the defaults and
     ``reg``), with metric-learn's parameter names: ``max_proj`` is LSI's ``proj_iter`` (Dykstra
     projection rounds per step). ``fit(X, y)`` builds the pairs from labels
-    (metric-learn's ``MMC_Supervised``); ``fit(X, pairs=..., similar=...)`` takes pairs.
+    (metric-learn's ``MMC_Supervised``); ``fit(pairs, y)`` takes formed pairs (n_pairs, 2, n_features)
+    with ``y`` in {-1, +1} (or index pairs with ``preprocessor``), metric-learn's ``MMC``; and
+    ``fit(X, pairs=..., similar=...)`` index pairs into ``X``.
 
     Parameters
     ----------
@@ -49,6 +51,10 @@ class MMC(PairsMetricLearner):
     learning_rate : float, default: LSI's
     reg : float, default: LSI's
     n_constraints : int, default=None
+    n_components : int, default=None
+        Rank-``n_components`` eigen-truncation of the learned metric (as :class:`jaxdml.LSI`).
+    preprocessor : array-like or callable, default=None
+        Rows for integer index pairs (``fit(idx_pairs, y)``), as in metric-learn.
     random_state : int, RandomState or None
     verbose : int, default=0
 
@@ -71,8 +77,11 @@ class MMC(PairsMetricLearner):
                               **{k: LSI_METHOD.constraints[k] for k in ("learning_rate", "reg")}}
 
     def __init__(self, max_iter=None, max_proj=_LSI["proj_iter"], tol=1e-5, *, learning_rate=_LSI["learning_rate"],
-                 reg=_LSI["reg"], n_constraints=None, random_state=None, verbose=0):
+                 reg=_LSI["reg"], n_constraints=None, random_state=None, verbose=0, n_components=None,
+                 preprocessor=None):
         self.max_iter = max_iter
+        self.n_components = n_components
+        self.preprocessor = preprocessor
         self.max_proj = max_proj
         self.tol = tol
         self.learning_rate = learning_rate

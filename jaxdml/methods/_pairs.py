@@ -15,7 +15,10 @@ instead of ``y``::
 
 (their records have ``supervised=False`` so that ``fit`` lets ``y=None`` through; the solve
 steps check that either labels with two classes or pairs are given). The estimators take the
-same ``pairs``/``similar`` in ``fit`` (:class:`PairsMetricLearner`).
+same ``pairs``/``similar`` in ``fit`` (:class:`PairsMetricLearner`), and metric-learn's forms:
+``fit(pairs, y)`` with formed pairs (n_pairs, 2, n_features) and ``y`` in {-1, +1}, or integer
+index pairs (n_pairs, 2) with ``preprocessor=X`` (:mod:`jaxdml.methods._tuples`); fitted so, they
+are pair classifiers (:class:`jaxdml.methods._tuple_classifiers._PairsClassifierMixin`).
 """
 
 from __future__ import annotations
@@ -28,13 +31,16 @@ from sklearn.utils.validation import validate_data
 from .._padding import bucket_size
 from .._validation import Interval, check_params
 from ..exceptions import ConvergenceWarning
+from ..linalg import components_from_metric
 from ..problems import make_pairs_problem, make_problem, pairs_from_labels
 from ._base import BaseMetricLearner
+from ._tuple_classifiers import _PairsClassifierMixin
+from ._tuples import input_kind
 from .._warnings import warn as _warn
 
 __all__ = ["PairsMetricLearner", "PAIRS_CONSTRAINTS", "ESTIMATOR_CONSTRAINTS", "supervision", "sample_pairs",
-           "pair_problem", "similar_scatter64", "warn_not_converged", "DENSE_PAIRS_LIMIT", "SAMPLED_PAIRS",
-           "PERCENTILE_PAIRS"]
+           "pair_problem", "similar_scatter64", "factor_result", "warn_not_converged", "DENSE_PAIRS_LIMIT",
+           "SAMPLED_PAIRS", "PERCENTILE_PAIRS"]
 
 #: the supervision every pair-constrained method takes (besides labels)
 PAIRS_CONSTRAINTS = {
@@ -44,6 +50,8 @@ PAIRS_CONSTRAINTS = {
 }
 #: the estimators' common parameters
 ESTIMATOR_CONSTRAINTS = {
+    "n_components": [Interval(numbers.Integral, 1, None), None],
+    "preprocessor": ["array-like", "callable", None],
     "n_constraints": [Interval(numbers.Integral, 1, None), None],
     "max_iter": [Interval(numbers.Integral, 1, None), None],
     "tol": [Interval(numbers.Real, 0, None)],
@@ -126,6 +134,19 @@ def sample_pairs(codes, n_similar, n_dissimilar, rng):
     return lo[first], hi[first], s[first]
 
 
+def factor_result(M, n_components, **out):
+    """The solve step's result for a learned full metric ``M``: ``M`` itself when ``n_components``
+    is the dimension, else its rank-``n_components`` eigen-truncation ``L`` (the leading
+    eigenvectors scaled by the square roots of their eigenvalues; ``metric = L^T L``, the best
+    rank-``n_components`` PSD approximation of ``M`` in Frobenius norm). The full ``M`` is kept in
+    ``info["full_metric"]``."""
+    if n_components is None or n_components >= M.shape[0]:
+        return dict(metric=M, **out)
+    L = components_from_metric(M)[: int(n_components)]
+    info = {**out.pop("info", {}), "full_metric": M}
+    return dict(L=L, metric=L.T @ L, info=info, **out)
+
+
 def check_both_kinds(name, s):
     n_sim, n_dis = int(np.sum(s == 1)), int(np.sum(s == 0))
     if n_sim == 0 or n_dis == 0:
@@ -173,32 +194,47 @@ def similar_scatter64(X, codes, sup_or_problem):
     return 0.5 * (A + A.T), n_pairs
 
 
-class PairsMetricLearner(BaseMetricLearner):
-    """Learns from labels (``fit(X, y)``) or from pairs (``fit(X, pairs=..., similar=...)``)."""
+class PairsMetricLearner(_PairsClassifierMixin, BaseMetricLearner):
+    """Learns from labels (``fit(X, y)``), from pairs (``fit(pairs, y)``, metric-learn's form) or
+    from index pairs into ``X`` (``fit(X, pairs=..., similar=...)``)."""
 
-    def fit(self, X, y=None, *, pairs=None, similar=None):
+    def fit(self, X, y=None, *, pairs=None, similar=None, calibration_params=None):
         """Learn the metric from labels ``y``, or from constrained pairs.
+
+        The input kind is decided as in :func:`jaxdml.methods._tuples.input_kind`: 3-D ``X`` is
+        formed pairs, 2-D integer ``X`` with a ``preprocessor`` is index pairs, anything else is
+        points with labels (or with ``pairs``/``similar``).
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,), optional
-            Class labels: pairs of equal labels are similar, of different labels dissimilar.
+        X : array-like of shape (n_samples, n_features), (n_pairs, 2, n_features) or (n_pairs, 2)
+            Points; formed pairs; or integer index pairs into the ``preprocessor``.
+        y : array-like of shape (n_samples,) or (n_pairs,), optional
+            Class labels of the points (pairs of equal labels are similar, of different labels
+            dissimilar); for pairs, +1 (similar) or -1 (dissimilar).
         pairs : int array-like of shape (n_pairs, 2), optional
             Row indices of ``X`` forming each constrained pair (weak supervision, instead of
             ``y``).
         similar : array-like of shape (n_pairs,), optional
             1 for a similar pair, 0 for a dissimilar one.
+        calibration_params : dict, optional
+            Fitting on pairs ends with ``calibrate_threshold(pairs, y, **calibration_params)``
+            (default: the accuracy on the training pairs).
 
         Returns
         -------
         self
         """
+        if self._tuple_arities and input_kind(X, getattr(self, "preprocessor", None)) != "points":
+            if pairs is not None or similar is not None:
+                raise ValueError(f"{type(self).__name__}.fit: X already holds pairs; pairs/similar must be None.")
+            return self._fit_tuples(X, y, calibration_params=calibration_params)
         if pairs is None and similar is None:
             return super().fit(X, y)
         check_params(self.get_params(deep=False), self._parameter_constraints, owner=type(self).__name__)
         if y is not None:
             raise ValueError(f"{type(self).__name__}.fit: give either labels y or pairs/similar, not both.")
+        self._clear_tuple_state()
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
         self._store(self._run(X, None, pairs=pairs, similar=similar))
         return self

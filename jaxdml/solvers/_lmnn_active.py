@@ -33,6 +33,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._validation import seed_from
 from ..losses import lmnn_pairs
 from ..neighbors import active_impostors
 from ._driver import make_optimizer, minimize
@@ -98,7 +99,7 @@ def initial_scale(Z, codes, valid, targets, target_mask, *, mu, margin, random_s
     rows = np.flatnonzero(valid & (tw.sum(1) > 0))
     if pull <= 0 or rows.size == 0:
         return 1.0
-    rng = np.random.default_rng(None if random_state is None else np.random.RandomState(random_state).randint(2**31))
+    rng = np.random.default_rng(None if random_state is None else seed_from(random_state))  # int: as before
     anchors = rng.choice(rows, min(n_anchors, rows.size), replace=False)
     pool = np.flatnonzero(valid)
     cand = rng.choice(pool, min(n_candidates, pool.size), replace=False)

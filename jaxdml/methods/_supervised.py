@@ -1,0 +1,31 @@
+"""metric-learn's ``*_Supervised`` class names: the same learners, fitted from points and labels only.
+
+In jaxdml one class takes both kinds of supervision (``ITML().fit(X, y)`` builds pairs from the
+labels, ``ITML().fit(pairs, y)`` learns from given pairs). The ``*_Supervised`` names are thin
+subclasses for code written against metric-learn: they take ``fit(X, y)`` only (3-D or index
+tuples are read as points and rejected). Adding one is a line: ``NAME_Supervised =
+supervised_alias(NAME)`` here, plus the export lines.
+"""
+
+from __future__ import annotations
+
+from ._itml import ITML
+from ._mmc import MMC
+
+__all__ = ["supervised_alias", "ITML_Supervised", "MMC_Supervised"]
+
+
+def supervised_alias(cls, name=None):
+    """A subclass of ``cls`` named ``NAME_Supervised`` (picklable from this module) that fits from
+    points and labels only."""
+    name = name or f"{cls.__name__}_Supervised"
+    doc = (f"metric-learn's ``{name}``: :class:`jaxdml.{cls.__name__}` fitted from points and labels "
+           f"(``fit(X, y)``, constraints drawn from the labels); see :class:`jaxdml.{cls.__name__}` for the "
+           "parameters. For tuples, use the class itself.")
+    alias = type(name, (cls,), {"__doc__": doc, "__module__": __name__, "_tuple_arities": ()})
+    alias.__qualname__ = name
+    return alias
+
+
+ITML_Supervised = supervised_alias(ITML)
+MMC_Supervised = supervised_alias(MMC)

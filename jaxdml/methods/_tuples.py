@@ -1,0 +1,203 @@
+"""Weak supervision as metric-learn accepts it: tuples of points, or index tuples with a preprocessor.
+
+Input kinds (decided by :func:`input_kind`, in this order):
+
+* ``X.ndim == 3``: **formed tuples** of shape ``(n_tuples, k, n_features)`` - pairs (k = 2, with
+  ``y`` in {-1, +1}), triplets (k = 3) or quadruplets (k = 4, both without ``y``);
+* ``X.ndim == 2``, integer dtype, and the estimator has a ``preprocessor`` (an array of rows, or a
+  callable mapping a 1-D index array to the rows): **index tuples** of shape ``(n_tuples, k)``;
+* anything else: **points** ``(n_samples, n_features)`` with labels - the estimator's ordinary
+  ``fit(X, y)`` (metric-learn's ``*_Supervised`` behaviour), unchanged.
+
+Both tuple kinds are turned into the same canonical form :class:`TupleData`: the distinct rows
+that occur in the tuples (sorted, so the order in which the rows were given does not matter) and
+integer index tuples into them. A fit from formed tuples therefore equals, exactly, the fit from
+the same tuples given as indices with ``preprocessor=X``. :func:`fit_kwargs` maps the canonical
+form to the method layer's weak-supervision arguments: ``pairs=idx, similar=(y == 1)`` (k = 2),
+``triplets=idx`` (k = 3: anchor, closer, farther) and ``quadruplets=idx`` (k = 4: ``d(a, b) <
+d(c, d)``).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+__all__ = ["TupleData", "input_kind", "prepare_tuples", "form_tuples", "fit_kwargs", "TUPLE_NAMES"]
+
+#: what a tuple of each arity is called in messages
+TUPLE_NAMES = {2: "pairs", 3: "triplets", 4: "quadruplets"}
+
+
+class TupleData(NamedTuple):
+    """Tuples in canonical form.
+
+    Attributes
+    ----------
+    X : (n_rows, n_features) float64 - the distinct rows used by the tuples, sorted.
+    idx : (n_tuples, k) int64 - row indices into ``X``.
+    y : (n_tuples,) int64 in {-1, +1} for pairs, else None.
+    arity : int - k.
+    """
+
+    X: np.ndarray
+    idx: np.ndarray
+    y: np.ndarray | None
+    arity: int
+
+
+def _ndim_dtype(X):
+    ndim, dtype = getattr(X, "ndim", None), getattr(X, "dtype", None)
+    if ndim is None or dtype is None:
+        try:
+            arr = np.asarray(X)
+        except (TypeError, ValueError):
+            return None, None
+        ndim, dtype = arr.ndim, arr.dtype
+    return ndim, dtype
+
+
+def input_kind(X, preprocessor=None) -> str:
+    """``"tuples"`` (3-D), ``"indices"`` (2-D integers with a preprocessor) or ``"points"``."""
+    ndim, dtype = _ndim_dtype(X)
+    if ndim == 3:
+        return "tuples"
+    if ndim == 2 and preprocessor is not None and dtype is not None and dtype.kind in "iu":
+        return "indices"
+    return "points"
+
+
+def _arity_error(k, arities, owner):
+    allowed = " or ".join(f"{a} ({TUPLE_NAMES.get(a, a)})" for a in arities)
+    return ValueError(f"{owner}: tuples of {k} element(s) given; this estimator learns from tuples of {allowed} "
+                      "points.")
+
+
+def _rows_from_preprocessor(preprocessor, used, owner):
+    """The rows of ``used`` (1-D int array) from an array or a callable preprocessor."""
+    if callable(preprocessor):
+        try:
+            rows = preprocessor(used)
+        except Exception as exc:  # the user's callable: report which call failed
+            raise ValueError(f"{owner}: the preprocessor failed on an index array of {used.size} indices: "
+                             f"{type(exc).__name__}: {exc}") from exc
+    else:
+        data = np.asarray(preprocessor)
+        if data.ndim != 2:
+            raise ValueError(f"{owner}: an array preprocessor must be 2-D (n_samples, n_features); got shape "
+                             f"{data.shape}.")
+        if used.size and (used.min() < 0 or used.max() >= data.shape[0]):
+            bad = used[(used < 0) | (used >= data.shape[0])][:5].tolist()
+            raise ValueError(f"{owner}: tuple indices must lie in [0, {data.shape[0] - 1}] (the preprocessor has "
+                             f"{data.shape[0]} rows); found {bad}.")
+        rows = data[used]
+    rows = _as_float(rows, owner, "the preprocessor's rows")
+    if rows.ndim != 2 or rows.shape[0] != used.size:
+        raise ValueError(f"{owner}: the preprocessor must return one row per index, shape ({used.size}, "
+                         f"n_features); got shape {rows.shape}.")
+    return rows
+
+
+def _as_float(a, owner, what):
+    try:
+        a = np.asarray(a, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{owner}: {what} must be numeric.") from None
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{owner}: {what} contain NaN or infinity.")
+    return a
+
+
+def _index_array(X, owner):
+    idx = np.asarray(X)
+    if idx.dtype.kind not in "iu":
+        raise ValueError(f"{owner}: index tuples must be integers; got dtype {idx.dtype}.")
+    return idx.astype(np.int64)
+
+
+def _check_y(y, n, arity, owner):
+    if arity != 2:
+        if y is not None:
+            raise ValueError(f"{owner}: {TUPLE_NAMES.get(arity, 'tuples')} carry their own supervision (the first "
+                             "pair is the closer one); y must be None.")
+        return None
+    if y is None:
+        raise ValueError(f"{owner}: pairs need labels y: +1 for a similar pair, -1 for a dissimilar one.")
+    y = np.asarray(y)
+    if y.ndim != 1 or y.shape[0] != n:
+        raise ValueError(f"{owner}: y must be 1-D with one label per pair ({n}); got shape {y.shape}.")
+    try:
+        yf = y.astype(np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{owner}: pair labels y must be +1 (similar) or -1 (dissimilar).") from None
+    if not np.all(np.isin(yf, (-1.0, 1.0))):
+        bad = np.unique(y[~np.isin(yf, (-1.0, 1.0))])[:5].tolist()
+        raise ValueError(f"{owner}: pair labels y must be +1 (similar) or -1 (dissimilar); found {bad}.")
+    return yf.astype(np.int64)
+
+
+def prepare_tuples(X, y, *, arities, preprocessor=None, owner="fit") -> TupleData:
+    """Validate tuples (formed or indices) and return them in canonical form (:class:`TupleData`).
+
+    Checks: the arity is one of ``arities``; at least one tuple; finite numeric points; index
+    tuples in range; ``y`` in {-1, +1} with one entry per pair (pairs), ``None`` otherwise.
+    """
+    kind = input_kind(X, preprocessor)
+    if kind == "points":
+        raise ValueError(f"{owner}: expected tuples of shape (n_tuples, k, n_features), or integer index tuples "
+                         "(n_tuples, k) with a preprocessor.")
+    if kind == "tuples":
+        T = _as_float(X, owner, "the tuples")
+        n, k, d = T.shape
+    else:
+        T = _index_array(X, owner)
+        n, k = T.shape
+    if k not in arities:
+        raise _arity_error(k, arities, owner)
+    if n == 0:
+        raise ValueError(f"{owner}: no {TUPLE_NAMES.get(k, 'tuples')} given (0 tuples).")
+    y = _check_y(y, n, k, owner)
+    if kind == "tuples":
+        if d == 0:
+            raise ValueError(f"{owner}: the tuples have 0 features.")
+        rows, inv = np.unique(T.reshape(n * k, d), axis=0, return_inverse=True)
+    else:
+        used, pos = np.unique(T, return_inverse=True)
+        got = _rows_from_preprocessor(preprocessor, used, owner)
+        rows, inv_used = np.unique(got, axis=0, return_inverse=True)
+        inv = inv_used.reshape(-1)[pos.reshape(-1)]
+    return TupleData(X=rows, idx=inv.reshape(n, k).astype(np.int64), y=y, arity=k)
+
+
+def form_tuples(X, *, arity, n_features, preprocessor=None, owner="pair_distance") -> np.ndarray:
+    """Formed tuples ``(n_tuples, arity, n_features)`` float64 from tuples or index tuples."""
+    kind = input_kind(X, preprocessor)
+    name = TUPLE_NAMES.get(arity, "tuples")
+    if kind == "indices":
+        T = _index_array(X, owner)
+        if T.shape[1] != arity:
+            raise ValueError(f"{owner}: expected index {name} of shape (n, {arity}); got {T.shape}.")
+        used, pos = np.unique(T, return_inverse=True)
+        rows = _rows_from_preprocessor(preprocessor, used, owner)
+        T = rows[pos.reshape(-1)].reshape(T.shape[0], arity, rows.shape[1])
+    elif kind == "tuples":
+        T = _as_float(X, owner, f"the {name}")
+    else:
+        hint = "" if preprocessor is not None else " (index tuples need the estimator's preprocessor)"
+        raise ValueError(f"{owner}: {name} must have shape (n, {arity}, {n_features}), or be integer index "
+                         f"{name} of shape (n, {arity}) with a preprocessor{hint}; got shape {np.shape(X)}.")
+    if T.shape[1:] != (arity, n_features):
+        raise ValueError(f"{owner}: {name} must have shape (n, {arity}, {n_features}); got {T.shape}.")
+    return T
+
+
+def fit_kwargs(data: TupleData) -> dict:
+    """The method layer's weak-supervision arguments for tuples in canonical form."""
+    if data.arity == 2:
+        return dict(pairs=data.idx, similar=(data.y == 1).astype(np.float64))
+    if data.arity == 3:
+        return dict(triplets=data.idx)
+    if data.arity == 4:
+        return dict(quadruplets=data.idx)
+    raise ValueError(f"tuples of {data.arity} points have no weak-supervision form.")
