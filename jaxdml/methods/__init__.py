@@ -34,6 +34,8 @@ from ._nca import NCA
 from ._ncm import NCMC, NCMML
 from .._validation import Interval, Options
 from ._rca import RCA
+from ._odml import KODML, LODML  # ordinal metric learning
+from ._cmoml import CMOML, KCMOML  # ordinal metric learning
 from ._record import SETTINGS, Method
 from ._registry import BUILTIN, available_methods, get_method, methods, register_method, resolve
 
@@ -44,6 +46,7 @@ __all__ = [
     "Euclidean", "PCA", "LDA", "NCA", "LMNN", "NCMML", "NCMC", "MCML", "LDML", "KLMNN",
     "ANMM", "DMLMJ", "KDA", "KANMM", "KDMLMJ", "ITML", "LSI", "DMLEig",
     "Covariance", "LFDA", "RCA", "MLKR", "MMC",
+    "LODML", "KODML", "CMOML", "KCMOML",  # ordinal metric learning
 ]
 
 
