@@ -4,5 +4,8 @@ from . import _energy, _knn, _ncmc
 from ._energy import *  # noqa: F401,F403
 from ._knn import *  # noqa: F401,F403
 from ._ncmc import *  # noqa: F401,F403
+from . import _ordinal  # ordinal metric learning
+from ._ordinal import *  # noqa: F401,F403
 
-__all__ = [*_knn.__all__, *_ncmc.__all__, *_energy.__all__]
+__all__ = [*_knn.__all__, *_ncmc.__all__, *_energy.__all__,
+           *_ordinal.__all__]  # ordinal metric learning
