@@ -13,6 +13,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.scipy.special import gammaln
 
 __all__ = ["OrdinalProblem", "odml", "cmoml", "ordered_chains"]
 
@@ -113,7 +114,8 @@ def cmoml(L, problem: OrdinalProblem, *, chain_size: int = 3, temperature=0.1):
     With ``W_{mj} = [g_j \le g_m]\,\sigma((\tilde d_m - \tilde d_j)/\tau)`` over the members of a
     side, the chains of a side number :math:`\mathbf 1^T W^{k-1} \mathbf 1` (exactly so as
     :math:`\tau \to 0`, see :func:`ordered_chains`); chains of equal-grade neighbours count on both
-    sides and are subtracted once. The loss is the total divided by ``n * C(m, chain_size)``.
+    sides and are subtracted once. The loss is the total divided by ``n * C(m, chain_size)`` (``m``
+    neighbours per anchor).
 
     Parameters
     ----------
@@ -145,8 +147,9 @@ def cmoml(L, problem: OrdinalProblem, *, chain_size: int = 3, temperature=0.1):
     total = (_chain_count(S, up, before, chain_size) + _chain_count(S, down, before, chain_size)
              - _chain_count(S, flat, before, chain_size))
     w = problem.sample_mask
-    norm = jnp.maximum(jnp.sum(w), 1.0) * comb(m, chain_size)
-    return -jnp.sum(w * total) / norm
+    size = jnp.max(jnp.sum(mask, axis=1))  # neighbours per anchor (masked slots beyond n - 1 samples)
+    n_sets = jnp.exp(gammaln(size + 1.0) - gammaln(chain_size + 1.0) - gammaln(size - chain_size + 1.0))
+    return -jnp.sum(w * total) / (jnp.maximum(jnp.sum(w), 1.0) * jnp.round(n_sets))
 
 
 def ordered_chains(dists, grade_gaps, chain_size: int) -> int:

@@ -82,10 +82,16 @@ def odml_neighbourhoods(D, t, n_targets, n_impostors):
 
 
 def nearest_neighbourhoods(D, t, size):
-    """Each anchor's ``size`` nearest samples (any grade; at most ``n - 1``): ``(neighbours, mask)``."""
+    """Each anchor's ``size`` nearest samples (any grade): ``(neighbours, mask)`` of width ``size``
+    (slots beyond ``n - 1`` samples are masked, so that the width, and the compiled loss, do not
+    depend on ``n``)."""
     n = D.shape[0]
     idx = _nearest(D, np.arange(n), np.arange(n), size)
-    return idx, np.ones(idx.shape)
+    out = np.tile(np.arange(n)[:, None], (1, size))
+    mask = np.zeros((n, size))
+    out[:, :idx.shape[1]] = idx
+    mask[:, :idx.shape[1]] = 1.0
+    return out, mask
 
 
 def _problem(Z, t, D, hood, pad_to):
