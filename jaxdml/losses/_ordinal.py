@@ -47,7 +47,7 @@ def _neighbour_sq_dists(L, problem):
     return D, gap
 
 
-def odml(L, problem: OrdinalProblem, *, alpha=0.01, margin=1.0):
+def odml(L, problem: OrdinalProblem, *, alpha=0.01, margin=1.0, weighted: bool = True):
     r"""Ordinal distance metric learning: a trace-regularised hinge loss over ordinal triplets.
 
     For each anchor ``i`` with neighbourhood :math:`N_i` (its nearest same-grade samples and its
@@ -57,8 +57,11 @@ def odml(L, problem: OrdinalProblem, *, alpha=0.01, margin=1.0):
 
     .. math::
 
-        \mathcal{L}(L) = \alpha \operatorname{tr}(L^T L) + \frac{1}{|T|} \sum_{(i,j,l) \in T}
-        \big[\,\text{margin} + \|L(x_i - x_j)\|^2 - \|L(x_i - x_l)\|^2\,\big]_+ .
+        \mathcal{L}(L) = \alpha \operatorname{tr}(L^T L) + \frac{1}{\sum_T w_{ijl}} \sum_{(i,j,l) \in T}
+        w_{ijl} \big[\,\text{margin} + \|L(x_i - x_j)\|^2 - \|L(x_i - x_l)\|^2\,\big]_+ ,
+
+    with :math:`w_{ijl} = |y_l - y_i| - |y_j - y_i|` (``weighted=True``: the extra absolute error
+    of taking ``l`` for ``j``) or 1.
 
     With the same-grade neighbours (gap 0) this holds LMNN's target/impostor triplets; among the
     samples of other grades it asks the distances to follow the grade gaps.
@@ -70,6 +73,8 @@ def odml(L, problem: OrdinalProblem, *, alpha=0.01, margin=1.0):
     alpha : float
         Weight of ``tr(M) = ||L||_F^2``.
     margin : float
+    weighted : bool (static)
+        Weight each triplet by its grade-gap difference (True) or equally (False).
 
     Returns
     -------
@@ -84,6 +89,8 @@ def odml(L, problem: OrdinalProblem, *, alpha=0.01, margin=1.0):
     a = jnp.abs(gap)
     w = problem.neighbour_mask * problem.sample_mask[:, None]
     valid = w[:, :, None] * w[:, None, :] * (a[:, :, None] < a[:, None, :])
+    if weighted:
+        valid = valid * (a[:, None, :] - a[:, :, None])
     hinge = jax.nn.relu(margin + D[:, :, None] - D[:, None, :])
     n_triplets = jnp.maximum(jnp.sum(valid), 1.0)
     return alpha * jnp.sum(L * L) + jnp.sum(valid * hinge) / n_triplets
