@@ -14,10 +14,10 @@ from ._record import KERNEL_CONSTRAINTS, Method
 
 __all__ = ["LODML", "KODML", "LODML_METHOD", "KODML_METHOD"]
 
-#: alpha = 0.01 and the unit margin of pyDML's LODML/KODML; neighbourhoods of 10 same-grade and 40 other-grade
-#: samples and triplets weighted by their grade-gap difference, chosen on the diabetes data with 5 grades
-#: (benchmarks/bench_ordinal.py --dataset diabetes-5; this loss with pyDML's k = 5, v = 15, unweighted, was worse than
-#: Euclidean there); L-BFGS, at most 200 iterations
+#: alpha = 0.01 and the unit margin of pyDML's LODML/KODML; neighbourhoods of 10 same-grade and 40
+#: other-grade samples and triplets weighted by their grade-gap difference, chosen on the diabetes data
+#: with 5 grades (benchmarks/bench_ordinal.py --dataset diabetes-5; this loss with pyDML's k = 5,
+#: v = 15, unweighted, was worse than Euclidean there); L-BFGS, at most 200 iterations
 ODML_DEFAULTS = dict(n_targets=10, n_impostors=40, alpha=0.01, margin=1.0, weighted=True)
 ODML_CONSTRAINTS = {
     "n_targets": POSITIVE_INT, "n_impostors": POSITIVE_INT,
