@@ -27,6 +27,7 @@ ESTIMATORS = [
     jaxdml.RCA(),
     jaxdml.MLKR(max_iter=5),
     jaxdml.MMC(max_iter=5),
+    jaxdml.LODML(max_iter=5), jaxdml.CMOML(max_iter=5),  # ordinal (their kernel versions share the base class)
 ]
 
 

@@ -5,8 +5,10 @@ from ._energy import *  # noqa: F401,F403
 from ._knn import *  # noqa: F401,F403
 from ._multidml import MultiDML_kNN  # noqa: F401
 from ._ncmc import *  # noqa: F401,F403
+from . import _ordinal  # ordinal metric learning
+from ._ordinal import *  # noqa: F401,F403
 
 __all__ = [*_knn.__all__, *_ncmc.__all__, *_energy.__all__,
            # tools: multi-metric k-NN
            "MultiDML_kNN",
-           ]
+           *_ordinal.__all__]  # ordinal metric learning

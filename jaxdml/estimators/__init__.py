@@ -6,6 +6,7 @@ from ..methods import (ANMM, LFDA, MLKR, MMC, RCA, Covariance, DMLMJ, ITML, KANM
                        MetricLearner)
 # weak supervision (metric-learn parity)
 from ..methods import ITML_Supervised, MMC_Supervised
+from ..methods import CMOML, KCMOML, KODML, LODML  # ordinal metric learning
 
 __all__ = [
     "BaseMetricLearner", "GradientMetricLearner", "KernelMetricLearner", "MetricLearner",
@@ -16,4 +17,5 @@ __all__ = [
     "Covariance", "LFDA", "RCA", "MLKR", "MMC",
     # weak supervision (metric-learn parity)
     "ITML_Supervised", "MMC_Supervised",
+    "LODML", "KODML", "CMOML", "KCMOML",  # ordinal metric learning
 ]

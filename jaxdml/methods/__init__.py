@@ -34,6 +34,8 @@ from ._nca import NCA
 from ._ncm import NCMC, NCMML
 from .._validation import Interval, Options
 from ._rca import RCA
+from ._odml import KODML, LODML  # ordinal metric learning
+from ._cmoml import CMOML, KCMOML  # ordinal metric learning
 from ._record import SETTINGS, Method
 from ._registry import BUILTIN, available_methods, get_method, methods, register_method, resolve
 # weak supervision and the Mahalanobis API (metric-learn parity)
@@ -50,6 +52,7 @@ __all__ = [
     "Covariance", "LFDA", "RCA", "MLKR", "MMC",
     # weak supervision and the Mahalanobis API (metric-learn parity)
     "Constraints", "ITML_Supervised", "MMC_Supervised", "supervised_alias",
+    "LODML", "KODML", "CMOML", "KCMOML",  # ordinal metric learning
 ]
 
 

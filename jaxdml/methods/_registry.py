@@ -31,6 +31,8 @@ from ._lsi import LSI_METHOD
 from ._nca import NCA_METHOD
 from ._ncm import NCMC_METHOD, NCMML_METHOD
 from ._rca import RCA_METHOD
+from ._odml import KODML_METHOD, LODML_METHOD  # ordinal metric learning
+from ._cmoml import CMOML_METHOD, KCMOML_METHOD  # ordinal metric learning
 from ._record import Method
 
 __all__ = ["BUILTIN", "methods", "register_method", "get_method", "resolve", "available_methods"]
@@ -44,6 +46,7 @@ BUILTIN = (
     ANMM_METHOD, DMLMJ_METHOD,                              # closed forms
     KLMNN_METHOD, KDA_METHOD, KANMM_METHOD, KDMLMJ_METHOD,  # kernel methods
     COVARIANCE_METHOD, LFDA_METHOD, RCA_METHOD, MLKR_METHOD, MMC_METHOD,  # metric-learn's algorithms
+    LODML_METHOD, KODML_METHOD, CMOML_METHOD, KCMOML_METHOD,  # ordinal metric learning (integer grades)
 )
 
 _TABLE: dict = {m.name: m for m in BUILTIN}

@@ -1,0 +1,180 @@
+"""Ordinal metric learning losses: ordinal distance metric learning (ODML) and chain maximising
+ordinal metric learning (CMOML), for targets that are ordered integer grades.
+
+Both losses act on an :class:`OrdinalProblem`: the data, their grades and, for every sample (the
+*anchor*), a fixed neighbourhood chosen on the host (see :mod:`jaxdml.methods._ordinal`).
+"""
+
+from __future__ import annotations
+
+from math import comb
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.scipy.special import gammaln
+
+__all__ = ["OrdinalProblem", "odml", "cmoml", "ordered_chains"]
+
+
+class OrdinalProblem(NamedTuple):
+    """Data with ordered grades and one neighbourhood per anchor (a JAX pytree).
+
+    Attributes
+    ----------
+    X : (n, d) float array (rows beyond the real samples are zero padding).
+    grades : (n,) float array of integer grades.
+    sample_mask : (n,) float, 1 for real samples and 0 for padding.
+    neighbours : (n, m) int array, the neighbourhood of each anchor.
+    neighbour_mask : (n, m) float, 1 where the slot holds a real neighbour.
+    """
+
+    X: jax.Array
+    grades: jax.Array
+    sample_mask: jax.Array
+    neighbours: jax.Array
+    neighbour_mask: jax.Array
+
+
+def _neighbour_sq_dists(L, problem):
+    """``(D, gap)``: squared distances ``|L(x_i - x_m)|^2`` to each anchor's neighbours (n, m) and the
+    signed grade differences ``y_m - y_i``."""
+    Z = problem.X @ L.T
+    diff = Z[:, None, :] - Z[problem.neighbours]
+    D = jnp.sum(diff * diff, axis=-1)
+    gap = problem.grades[problem.neighbours] - problem.grades[:, None]
+    return D, gap
+
+
+def odml(L, problem: OrdinalProblem, *, alpha=0.01, margin=1.0, weighted: bool = True):
+    r"""Ordinal distance metric learning: a trace-regularised hinge loss over ordinal triplets.
+
+    For each anchor ``i`` with neighbourhood :math:`N_i` (its nearest same-grade samples and its
+    nearest samples of other grades) every pair :math:`j, l \in N_i` whose grade gaps satisfy
+    :math:`|y_j - y_i| < |y_l - y_i|` is a triplet: the sample of closer grade must be closer by a
+    margin,
+
+    .. math::
+
+        \mathcal{L}(L) = \alpha \operatorname{tr}(L^T L) + \frac{1}{\sum_T w_{ijl}} \sum_{(i,j,l) \in T}
+        w_{ijl} \big[\,\text{margin} + \|L(x_i - x_j)\|^2 - \|L(x_i - x_l)\|^2\,\big]_+ ,
+
+    with :math:`w_{ijl} = |y_l - y_i| - |y_j - y_i|` (``weighted=True``: the extra absolute error
+    of taking ``l`` for ``j``) or 1.
+
+    With the same-grade neighbours (gap 0) this holds LMNN's target/impostor triplets; among the
+    samples of other grades it asks the distances to follow the grade gaps.
+
+    Parameters
+    ----------
+    L : (n_components, n_features) array
+    problem : OrdinalProblem
+    alpha : float
+        Weight of ``tr(M) = ||L||_F^2``.
+    margin : float
+    weighted : bool (static)
+        Weight each triplet by its grade-gap difference (True) or equally (False).
+
+    Returns
+    -------
+    scalar
+
+    References
+    ----------
+    C. Li, Q. Liu, J. Liu, H. Lu. Ordinal distance metric learning for image ranking. IEEE
+    Transactions on Neural Networks and Learning Systems, 2015.
+    """
+    D, gap = _neighbour_sq_dists(L, problem)
+    a = jnp.abs(gap)
+    w = problem.neighbour_mask * problem.sample_mask[:, None]
+    valid = w[:, :, None] * w[:, None, :] * (a[:, :, None] < a[:, None, :])
+    if weighted:
+        valid = valid * (a[:, None, :] - a[:, :, None])
+    hinge = jax.nn.relu(margin + D[:, :, None] - D[:, None, :])
+    n_triplets = jnp.maximum(jnp.sum(valid), 1.0)
+    return alpha * jnp.sum(L * L) + jnp.sum(valid * hinge) / n_triplets
+
+
+def _chain_count(S, member, before, chain_size):
+    """``sum 1^T W^{k-1} 1`` per anchor with ``W[i, m, j] = member_m member_j before_{mj} S_{mj}``:
+    the (soft) number of chains of ``chain_size`` members, each later one farther and not closer in
+    grade."""
+    W = S * (member[:, :, None] * member[:, None, :]) * before
+    c = member
+    for _ in range(chain_size - 1):
+        c = jnp.einsum("imj,ij->im", W, c)
+    return jnp.sum(c, axis=1)
+
+
+def cmoml(L, problem: OrdinalProblem, *, chain_size: int = 3, temperature=0.1):
+    r"""Chain maximising ordinal metric learning: minus the (soft) number of ordered chains.
+
+    In the neighbourhood of anchor ``i``, sorted by distance under ``L``, a *chain* is a set of
+    ``chain_size`` neighbours on one side of ``y_i`` (all grades ``>= y_i`` or all ``<= y_i``)
+    whose grade gaps :math:`|y_m - y_i|` do not decrease as the distance grows. CMOML maximises the
+    number of chains over all anchors. That count is piecewise constant in ``L``; here every
+    comparison "``j`` is closer than ``m``" is replaced by
+    :math:`\sigma((\tilde d_m - \tilde d_j)/\tau)` with the squared distances
+    :math:`\tilde d` divided by their mean over the anchor's neighbourhood (the count, like the
+    exact one, is then invariant to the scale of ``L``, and ``temperature`` :math:`\tau` is relative).
+    With ``W_{mj} = [g_j \le g_m]\,\sigma((\tilde d_m - \tilde d_j)/\tau)`` over the members of a
+    side, the chains of a side number :math:`\mathbf 1^T W^{k-1} \mathbf 1` (exactly so as
+    :math:`\tau \to 0`, see :func:`ordered_chains`); chains of equal-grade neighbours count on both
+    sides and are subtracted once. The loss is the total divided by ``n * C(m, chain_size)`` (``m``
+    neighbours per anchor).
+
+    Parameters
+    ----------
+    L : (n_components, n_features) array
+    problem : OrdinalProblem
+    chain_size : int (static)
+    temperature : float
+
+    Returns
+    -------
+    scalar in [-1, 0] (approximately: soft comparisons of tied grades add up to one)
+
+    References
+    ----------
+    J. L. Suárez, S. García, F. Herrera. Ordinal regression with explainable distance metric
+    learning based on ordered sequences. Machine Learning 110, 2021.
+    """
+    D, gap = _neighbour_sq_dists(L, problem)
+    mask = problem.neighbour_mask
+    scale = jnp.sum(D * mask, axis=1, keepdims=True) / jnp.maximum(jnp.sum(mask, axis=1, keepdims=True), 1.0)
+    Dn = D / jnp.where(scale > 0, scale, 1.0)  # padding rows: no neighbours, scale 0
+    m = D.shape[1]
+    S = jax.nn.sigmoid((Dn[:, :, None] - Dn[:, None, :]) / temperature) * (1.0 - jnp.eye(m, dtype=D.dtype))
+    a = jnp.abs(gap)
+    before = (a[:, None, :] <= a[:, :, None]).astype(D.dtype)  # [g_j <= g_m]
+    up = mask * (gap >= 0)
+    down = mask * (gap <= 0)
+    flat = mask * (gap == 0)
+    total = (_chain_count(S, up, before, chain_size) + _chain_count(S, down, before, chain_size)
+             - _chain_count(S, flat, before, chain_size))
+    w = problem.sample_mask
+    size = jnp.max(jnp.sum(mask, axis=1))  # neighbours per anchor (masked slots beyond n - 1 samples)
+    n_sets = jnp.exp(gammaln(size + 1.0) - gammaln(chain_size + 1.0) - gammaln(size - chain_size + 1.0))
+    return -jnp.sum(w * total) / (jnp.maximum(jnp.sum(w), 1.0) * jnp.round(n_sets))
+
+
+def ordered_chains(dists, grade_gaps, chain_size: int) -> int:
+    """The exact number of ordered chains of one anchor (NumPy; the quantity CMOML maximises).
+
+    ``dists`` and ``grade_gaps`` (``y_m - y_i``) describe the anchor's neighbours. The neighbours
+    are sorted by distance (stable); a chain is a subsequence of ``chain_size`` of them on one side
+    of the anchor's grade whose absolute gaps do not decrease. Counted by dynamic programming
+    (``count[p][m]``: chains of length ``p`` ending at ``m``); chains of equal-grade neighbours,
+    counted on both sides, are subtracted once.
+    """
+    order = np.argsort(np.asarray(dists), kind="stable")
+    g = np.asarray(grade_gaps)[order]
+
+    def count(seq):
+        c = np.ones(len(seq))
+        for _ in range(chain_size - 1):
+            c = np.array([sum(c[j] for j in range(m) if seq[j] <= seq[m]) for m in range(len(seq))])
+        return c.sum() if len(seq) else 0.0
+
+    return int(round(count(g[g >= 0]) + count(-g[g <= 0]) - comb(int(np.sum(g == 0)), chain_size)))

@@ -1,0 +1,174 @@
+"""The solve steps shared by the ordinal metric learners (LODML, KODML, CMOML, KCMOML).
+
+Targets are ordered integer grades. The host side checks them, chooses each anchor's fixed
+neighbourhood (by Euclidean distance, or by feature-space distance for the kernel versions),
+pads rows to a bucket size and runs the pure loss of :mod:`jaxdml.losses._ordinal` through the
+optax driver (L-BFGS). The kernel versions work as KLMNN does (:mod:`jaxdml.methods._klmnn`): the
+loss is minimised over ``B`` on ``Z = U S^{1/2}`` (``K = U S U^T``) and ``A = B P``; then
+``tr(B B^T) = tr(A K A^T)`` is the trace of the feature-space metric, and with the linear kernel
+the kernel version follows the linear one's trajectory up to an orthogonal change of basis.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import jax.numpy as jnp
+import numpy as np
+
+from .._padding import bucket_size, pad_neighbourhoods, resolve_bucket
+from .._validation import Interval, Options
+from ..kernels import check_kernel_params, feature_space_sq_dists, kernel_matrix
+from ..losses._ordinal import OrdinalProblem
+from ..solvers._driver import make_optimizer, minimize
+from ..solvers._init import initial_components
+from ..solvers._result import KernelFittedMetric
+from ._gradient import finish
+from ._klmnn import kernel_basis
+
+__all__ = ["check_grades", "odml_neighbourhoods", "nearest_neighbourhoods", "solve_linear", "solve_kernel",
+           "UNBOUNDED", "LINEAR_SETTINGS", "KERNEL_SETTINGS", "KERNEL_INIT"]
+
+#: ``max_components`` of the kernel versions: the bound (the rank of K) is only known from the data
+UNBOUNDED = 2**62
+LINEAR_SETTINGS = frozenset({"init", "optimizer", "learning_rate", "pad_to"})
+KERNEL_SETTINGS = frozenset({"init", "optimizer", "learning_rate", "pad_to"})
+KERNEL_INIT = [Options({"auto", "identity"})]
+POSITIVE_INT = [Interval(numbers.Integral, 1, None)]
+
+
+def check_grades(y, name: str) -> np.ndarray:
+    """Integer grades as float64; a clear error for continuous targets or a single grade."""
+    t = np.asarray(y, dtype=np.float64)
+    bad = t[t != np.round(t)]
+    if bad.size:
+        raise ValueError(
+            f"{name}: y must hold ordered integer grades (e.g. 1, 2, 3); got non-integer values such as "
+            f"{bad[0]!r}. For continuous targets use MLKR; encode ordered categories as integers.")
+    if np.unique(t).size < 2:
+        raise ValueError(f"{name}: y holds a single grade ({t[0]!r}); ordinal metric learning needs at least 2.")
+    return t
+
+
+def _sq_dists(X):
+    sq = np.sum(X * X, axis=1)
+    return np.maximum(sq[:, None] + sq[None, :] - 2.0 * X @ X.T, 0.0)
+
+
+def _nearest(D, rows, cols, k):
+    """The ``k`` nearest of ``cols`` to each of ``rows`` under ``D`` (stable ties), self excluded."""
+    sub = D[np.ix_(rows, cols)].copy()
+    sub[rows[:, None] == cols[None, :]] = np.inf
+    k = min(k, cols.size - np.isin(rows, cols).astype(int).max(initial=0))
+    order = np.argsort(sub, axis=1, kind="stable")[:, :k]
+    return cols[order]
+
+
+def odml_neighbourhoods(D, t, n_targets, n_impostors):
+    """Each anchor's ``n_targets`` nearest same-grade samples and ``n_impostors`` nearest samples of other
+    grades (slots a small grade cannot fill are masked): ``(neighbours, mask)`` of width
+    ``n_targets + n_impostors``."""
+    n = D.shape[0]
+    m = n_targets + n_impostors
+    out = np.tile(np.arange(n)[:, None], (1, m))
+    mask = np.zeros((n, m))
+    for g in np.unique(t):
+        inside, outside = np.flatnonzero(t == g), np.flatnonzero(t != g)
+        for cols, start, k in ((inside, 0, n_targets), (outside, n_targets, n_impostors)):
+            idx = _nearest(D, inside, cols, k)
+            out[inside, start:start + idx.shape[1]] = idx
+            mask[inside, start:start + idx.shape[1]] = 1.0
+    return out, mask
+
+
+def nearest_neighbourhoods(D, t, size):
+    """Each anchor's ``size`` nearest samples (any grade): ``(neighbours, mask)`` of width ``size``
+    (slots beyond ``n - 1`` samples are masked, so that the width, and the compiled loss, do not
+    depend on ``n``)."""
+    n = D.shape[0]
+    idx = _nearest(D, np.arange(n), np.arange(n), size)
+    out = np.tile(np.arange(n)[:, None], (1, size))
+    mask = np.zeros((n, size))
+    out[:, :idx.shape[1]] = idx
+    mask[:, :idx.shape[1]] = 1.0
+    return out, mask
+
+
+def _problem(Z, t, D, hood, pad_to):
+    """The padded :class:`OrdinalProblem` of ``Z / c`` and the scale ``c``: ``c^2`` is the mean squared
+    distance from a sample to its neighbourhood, so that a unit margin means the same on data of any
+    scale (the learned map on ``Z`` is the map on ``Z / c`` divided by ``c``)."""
+    n = Z.shape[0]
+    neigh, mask = hood(D, t)
+    c2 = float(np.sum(D[np.arange(n)[:, None], neigh] * mask) / max(np.sum(mask), 1.0))
+    c = np.sqrt(c2) if c2 > 0 else 1.0
+    bucket = resolve_bucket(n, pad_to)
+    neigh, mask = pad_neighbourhoods(n, bucket, neigh, mask)
+    pad = lambda a: np.concatenate([a, np.zeros((bucket - n,) + a.shape[1:])])  # noqa: E731
+    dtype = jnp.result_type(float)
+    return OrdinalProblem(X=jnp.asarray(pad(Z / c), dtype), grades=jnp.asarray(pad(t), dtype),
+                          sample_mask=jnp.asarray(pad(np.ones(n)), dtype), neighbours=jnp.asarray(neigh),
+                          neighbour_mask=jnp.asarray(mask, dtype)), bucket, c
+
+
+def _minimize(loss, params0, problem, name, *, max_iter, tol, optimizer, learning_rate, verbose, hyper):
+    tol = 1e-5 if tol is None else float(tol)
+    opt = make_optimizer(optimizer or "lbfgs") if optimizer is None or isinstance(optimizer, str) else optimizer
+    res = minimize(loss, jnp.asarray(params0, problem.X.dtype), problem, optimizer=opt, max_iter=max_iter,
+                   tol=tol, learning_rate=learning_rate, hyper=hyper, verbose=verbose)
+    n_iter, hist = finish(res, name, max_iter, tol)
+    return res, n_iter, hist
+
+
+def solve_linear(loss, name, hood, X, y, *, n_components, random_state, max_iter, tol, verbose, init="auto",
+                 optimizer=None, learning_rate=None, pad_to="auto", default_iter=200, hyper=None):
+    """Learn ``L`` on ``X``: neighbourhoods by Euclidean distance, then ``loss`` by L-BFGS."""
+    t = check_grades(y, name)
+    problem, bucket, c = _problem(X, t, _sq_dists(X), hood, pad_to)
+    L0 = initial_components(init, X, None, 0, n_components, random_state)
+    if not isinstance(init, str):  # a given map keeps its embedding; "identity"/"pca"/"random"
+        L0 = L0 * c                        # act on the rescaled data (the Euclidean distance up to scale)
+    max_iter = default_iter if max_iter is None else int(max_iter)
+    res, n_iter, hist = _minimize(loss, L0, problem, name, max_iter=max_iter, tol=tol, optimizer=optimizer,
+                                  learning_rate=learning_rate, verbose=verbose, hyper=hyper)
+    return dict(L=np.asarray(res.params, np.float64) / c, n_iter=n_iter, converged=bool(res.converged),
+                loss_history=hist, loss=float(res.loss),
+                info=dict(failed=bool(res.failed), padded_rows=bucket - X.shape[0], scale=c, **(hyper or {})))
+
+
+def solve_kernel(loss, name, hood, X, y, *, n_components, random_state, max_iter, tol, verbose, kernel, gamma,
+                 degree, coef0, init="auto", optimizer=None, learning_rate=None, pad_to="auto",
+                 default_iter=200, hyper=None):
+    """Learn ``A`` (n_components, n_train) in the kernel's feature space (see the module docstring)."""
+    t = check_grades(y, name)
+    n, d = X.shape
+    if not (isinstance(init, str) and init in ("auto", "identity")):
+        raise ValueError(f"{name}: init must be 'auto' or 'identity' (the feature-space distance); got {init!r}.")
+    if not callable(kernel):
+        gamma, degree, coef0 = check_kernel_params(kernel, gamma, degree, coef0, d)
+    kernel_params = {} if callable(kernel) else dict(gamma=gamma, degree=degree, coef0=coef0)
+    K = kernel_matrix(X, kernel=kernel, **kernel_params)
+    Z, P = kernel_basis(K)
+    r = Z.shape[1]
+    if n_components not in (None, UNBOUNDED) and n_components > r:
+        raise ValueError(f"jaxdml.fit(loss={name!r}): n_components={n_components} exceeds the rank of the kernel "
+                         f"matrix ({r}); use n_components <= {r}.")
+    n_out = r if n_components in (None, UNBOUNDED) else int(n_components)
+    # columns (and, at the default dimension, rows of B) padded to a bucket: padded entries stay zero
+    r_pad = bucket_size(r) if pad_to is not None else r
+    rows = r_pad if n_components in (None, UNBOUNDED) else n_out
+    Zp = np.zeros((n, r_pad))
+    Zp[:, :r] = Z
+    B0 = np.eye(rows, r_pad)  # "auto"/"identity": the feature-space distance (KPCA directions below r)
+    B0[n_out:] = 0.0
+    B0[:, r:] = 0.0
+    problem, bucket, c = _problem(Zp, t, feature_space_sq_dists(K), hood, pad_to)
+    max_iter = default_iter if max_iter is None else int(max_iter)
+    res, n_iter, hist = _minimize(loss, B0, problem, name, max_iter=max_iter, tol=tol, optimizer=optimizer,
+                                  learning_rate=learning_rate, verbose=verbose, hyper=hyper)
+    A = np.asarray(res.params, dtype=np.float64)[:n_out, :r] @ P / c
+    return KernelFittedMetric(
+        L=A, method=name, n_iter=n_iter, converged=bool(res.converged), loss_history=hist, loss=float(res.loss),
+        info=dict(failed=bool(res.failed), kernel_rank=r, padded_rows=bucket - n, scale=c, **(hyper or {})),
+        X_fit=np.asarray(X, dtype=np.float64), kernel=kernel, kernel_params=kernel_params,
+    )

@@ -1,0 +1,165 @@
+"""Ordinal metric learning (LODML, KODML, CMOML, KCMOML) and the k-NN ordinal predictor: gradients,
+the chain count against brute force, loss properties, kernel = linear, errors."""
+
+import functools
+import itertools
+from math import comb
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.test_util import check_grads
+
+import jaxdml
+from jaxdml.exceptions import ConvergenceWarning
+from jaxdml.losses import cmoml, odml, ordered_chains
+from jaxdml.methods._ordinal import _problem, _sq_dists, nearest_neighbourhoods, odml_neighbourhoods
+
+
+def _graded(rng, n=60, noise=3):
+    """Grades 0..3 from feature 0; ``noise`` more features of pure noise on a larger scale."""
+    X = rng.uniform(size=(n, 1 + noise))
+    X[:, 1:] *= 2.0
+    y = np.minimum((X[:, 0] * 4).astype(int), 3)
+    return X, y
+
+
+#: the losses, compiled (eager evaluation dispatches every primitive separately)
+_LOSS = {"odml": jax.jit(odml), "cmoml": jax.jit(cmoml, static_argnames="chain_size")}
+_GRAD = {"odml": jax.jit(jax.grad(odml)), "cmoml": jax.jit(jax.grad(cmoml), static_argnames="chain_size")}
+
+
+def _prob(X, y, which="cmoml", size=10, pad_to="auto"):
+    hood = (functools.partial(nearest_neighbourhoods, size=size) if which == "cmoml"
+            else functools.partial(odml_neighbourhoods, n_targets=3, n_impostors=5))
+    return _problem(X, y.astype(float), _sq_dists(X), hood, pad_to)[0]
+
+
+@pytest.mark.parametrize("which", ["odml", "cmoml"])
+def test_gradients_match_finite_differences(rng, x64, which):
+    X, y = _graded(rng, n=40)
+    prob = _prob(X, y, which)
+    hyper = {} if which == "odml" else dict(temperature=0.3)
+    f = jax.jit(lambda P: _LOSS[which](P, prob, **hyper))
+    L = jnp.asarray(rng.normal(size=(3, 4)))
+    if which == "cmoml":  # smooth: JAX's numerical check of reverse mode
+        check_grads(f, (L,), order=1, modes=("rev",), atol=1e-6, rtol=1e-6)
+    for _ in range(3):  # the hinge is smooth almost everywhere: central differences along random directions
+        V = jnp.asarray(rng.normal(size=L.shape))
+        eps = 1e-6
+        fd = (f(L + eps * V) - f(L - eps * V)) / (2 * eps)
+        g = _GRAD[which](L, prob, **hyper)
+        assert abs(float(fd) - float(jnp.sum(g * V))) < 1e-6 * max(1.0, abs(float(fd)))
+
+
+def _brute_chains(d, gaps, k):
+    """Chains by enumerating every k-subset (independent of the dynamic programme)."""
+    order = np.argsort(d, kind="stable")
+    g = np.asarray(gaps)[order]
+    count = 0
+    for idx in itertools.combinations(range(len(g)), k):
+        s = g[list(idx)]
+        if (np.all(s >= 0) or np.all(s <= 0)) and np.all(np.diff(np.abs(s)) >= 0):
+            count += 1
+    return count
+
+
+def test_exact_chain_count_and_soft_limit(rng, x64):
+    X, y = _graded(rng, n=30)
+    prob = _prob(X, y, size=8)
+    D = _sq_dists(X / 1.0)
+    neigh = np.asarray(prob.neighbours)[:30]
+    total = 0
+    for i in range(30):
+        d, gaps = D[i, neigh[i]], y[neigh[i]] - y[i]
+        exact = ordered_chains(d, gaps, 3)
+        assert exact == _brute_chains(d, gaps, 3)
+        total += exact
+    # the soft count tends to the exact one as the temperature goes to 0 (no distance ties here)
+    soft = -float(_LOSS["cmoml"](jnp.eye(4), prob, chain_size=3, temperature=1e-6)) * 30 * comb(8, 3)
+    assert abs(soft - total) < 1e-6 * total
+
+
+def test_a_metric_that_orders_the_grades_has_lower_losses(rng, x64):
+    X, y = _graded(rng, n=80)
+    good, bad = jnp.diag(jnp.array([1.0, 0.0, 0.0, 0.0])), jnp.diag(jnp.array([0.0, 1.0, 0.0, 0.0]))
+    prob_c, prob_o = _prob(X, y, "cmoml"), _prob(X, y, "odml")
+    c, o = _LOSS["cmoml"], _LOSS["odml"]
+    assert float(c(good, prob_c)) < float(c(bad, prob_c)) - 0.05
+    assert float(o(good, prob_o)) < float(o(bad, prob_o))  # same trace: only the hinge differs
+    # CMOML's loss does not depend on the scale of L
+    np.testing.assert_allclose(float(c(3.0 * good + bad, prob_c)), float(c(good + bad / 3.0, prob_c)), rtol=1e-12)
+
+
+@pytest.mark.parametrize("which", ["odml", "cmoml"])
+def test_padding_does_not_change_the_loss(rng, x64, which):
+    X, y = _graded(rng, n=30)
+    L = jnp.asarray(rng.normal(size=(2, 4)))
+    exact, padded = _prob(X, y, which, pad_to=None), _prob(X, y, which, pad_to=64)
+    np.testing.assert_allclose(float(_LOSS[which](L, exact)), float(_LOSS[which](L, padded)), rtol=1e-12)
+    np.testing.assert_allclose(_GRAD[which](L, exact), _GRAD[which](L, padded), rtol=1e-9, atol=1e-12)
+
+
+def _chains(Z, y, size):
+    D = _sq_dists(np.asarray(Z, dtype=np.float64))
+    nb = np.argsort(D + np.diag(np.full(len(Z), np.inf)), axis=1, kind="stable")[:, :size]
+    return sum(ordered_chains(D[i, nb[i]], y[nb[i]] - y[i], 3) for i in range(len(Z)))
+
+
+@pytest.mark.parametrize("name, kernel", [("lodml", jaxdml.KODML), ("cmoml", jaxdml.KCMOML)])
+def test_fit_converges_and_kernel_version_with_linear_kernel_equals_it(rng, x64, name, kernel):
+    X, y = _graded(rng, n=40)
+    hyper = dict(neighborhood_size=10) if name == "cmoml" else {}
+    lin = jaxdml.fit(X, y, loss=name, **hyper)  # by name, with the defaults
+    assert lin.converged and lin.loss < lin.loss_history[0]
+    if name == "cmoml":  # the exact count (the paper's objective) grows too
+        assert _chains(lin.transform(X), y, 10) > _chains(X, y, 10)
+    ker = kernel(kernel="linear", **hyper).fit(X, y)
+    # the kernel basis is an orthogonal change of coordinates: the same losses along the way, the same metric
+    assert ker.converged_ and ker.n_iter_ == lin.n_iter
+    np.testing.assert_allclose(ker.loss_curve_, lin.loss_history, rtol=1e-7)
+    D_lin = _sq_dists(lin.transform(X))
+    np.testing.assert_allclose(_sq_dists(ker.transform(X)), D_lin, rtol=1e-5, atol=1e-6 * D_lin.max())
+
+
+def test_non_convergence_is_reported(rng):
+    X, y = _graded(rng, n=40)
+    with pytest.warns(ConvergenceWarning):
+        est = jaxdml.LODML(max_iter=2).fit(X, y)
+    assert not est.converged_
+
+
+def test_errors(rng):
+    X, y = _graded(rng, n=30)
+    with pytest.raises(ValueError, match="integer grades"):
+        jaxdml.LODML().fit(X, y + 0.5)
+    with pytest.raises(ValueError, match="integer grades"):
+        jaxdml.fit(X, rng.normal(size=30), loss="kcmoml")
+    with pytest.raises(ValueError, match="single grade"):
+        jaxdml.CMOML().fit(X, np.ones(30, int))
+    with pytest.raises(ValueError, match="chain_size=5 exceeds"):
+        jaxdml.CMOML(chain_size=5, neighborhood_size=4).fit(X, y)
+    with pytest.raises(ValueError, match="alpha"):
+        jaxdml.LODML(alpha=-1.0).fit(X, y)
+    with pytest.raises(ValueError, match="init"):
+        jaxdml.KODML(init="pca").fit(X, y)
+    with pytest.raises(ValueError, match="does not take"):
+        jaxdml.fit(X, y, loss="lodml", batch_size=8)
+    with pytest.raises(ValueError, match="integer grades"):
+        jaxdml.KNeighborsOrdinal().fit(X, y * 0.3)
+
+
+def test_knn_ordinal_predicts_the_median_grade(rng, x64):
+    X, y = _graded(rng, n=40)
+    Q = rng.uniform(size=(25, 4))
+    for k in (1, 4, 5):
+        model = jaxdml.KNeighborsOrdinal(k).fit(X, y)
+        D = ((Q[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+        nb = np.argsort(D, axis=1, kind="stable")[:, :k]
+        expect = np.sort(y[nb], axis=1)[:, (k - 1) // 2]
+        np.testing.assert_array_equal(model.predict(Q), expect)
+        assert model.score(Q, expect) == 0.0
+    # under a metric that reads the grade feature, 5-NN recovers the training grades better
+    learned = jaxdml.KNeighborsOrdinal(5, metric_learner=jaxdml.LODML()).fit(X, y)
+    assert learned.score(X, y) > jaxdml.KNeighborsOrdinal(5).fit(X, y).score(X, y)
