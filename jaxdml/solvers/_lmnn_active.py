@@ -34,8 +34,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..losses import lmnn_pairs
-from ..neighbors import active_impostors
 from ._driver import make_optimizer, minimize
+from ._lmnn_candidates import CandidateIndex
 
 __all__ = ["ActiveSetResult", "minimize_active_set", "use_active_set", "ACTIVE_SET_DEFAULTS"]
 
@@ -124,6 +124,17 @@ def initial_scale(Z, codes, valid, targets, target_mask, *, mu, margin, random_s
     return float(np.sqrt(lo * hi))
 
 
+def _refresh(index, L, X, radii, margin, max_chunks):
+    """The active set at ``L``: candidate pairs (searched again where not certified) inside the
+    radius, and which of them are inside the hinge (``strict``)."""
+    Z, inner, outer = radii(L)
+    inner, outer = np.asarray(inner, np.float64), np.asarray(outer, np.float64)
+    a, l, dist, certified = index.refresh(L, X, Z, inner - margin, max_chunks=max_chunks)
+    keep = dist < outer[a]
+    a, l, dist = a[keep], l[keep], dist[keep]
+    return a, l, dist < inner[a], certified
+
+
 @functools.lru_cache(maxsize=None)
 def _value_fn(block_elements):
     return jax.jit(lambda L, prob, a, l, m, mu, margin: lmnn_pairs(
@@ -147,6 +158,7 @@ def _padded(anchor, impostor, capacity, dtype):
 def minimize_active_set(params0, problem, *, mu=0.5, margin=1.0, max_iter: int = 500, tol: float = 1e-5,
                         refresh_every: int = 50, slack: float = 0.5, rescale: bool = True,
                         min_capacity: int = 1024, block_elements: int | None = None,
+                        cand_slack: float = 2.0, chunk_rows: int | None = None, chunks_per_refresh: int | None = None,
                         random_state=None, verbose: int = 0) -> ActiveSetResult:
     """Minimise the LMNN objective (:func:`jaxdml.losses.lmnn`) in ``L`` with an active set of
     impostors (see the module docstring).
@@ -163,6 +175,14 @@ def minimize_active_set(params0, problem, *, mu=0.5, margin=1.0, max_iter: int =
         margins outside the hinge are kept, so that moderate moves of ``L`` between refreshes do
         not miss impostors.
     rescale : start from ``sqrt(a) * params0`` with ``a`` from :func:`initial_scale`.
+    cand_slack : the exact O(N^2) search keeps the candidates within ``max_j d_ij + margin * (1 +
+        cand_slack)``; later refreshes filter them, and search again only when the certificate of
+        :class:`~jaxdml.solvers._lmnn_candidates.CandidateIndex` fails (a pair outside the
+        candidates could have entered the active set).
+    chunk_rows : reference rows per search chunk (default: one chunk of all rows).
+    chunks_per_refresh : at most this many stale chunks are searched per refresh (default: all,
+        so every refresh is exact); with fewer, the active set between refreshes can miss
+        impostors of stale chunks, and the fit is converged only once every chunk is certified.
     min_capacity : smallest capacity of the padded pair arrays (it doubles when exceeded).
     block_elements : memory budget of one block of pairwise work (default: library budget).
     random_state : seeds the samples of :func:`initial_scale`.
@@ -192,19 +212,21 @@ def minimize_active_set(params0, problem, *, mu=0.5, margin=1.0, max_iter: int =
                               margin=float(margin), random_state=random_state)
         L = L * jnp.asarray(np.sqrt(scale), dtype)
     opt = make_optimizer("lbfgs")
+    index = CandidateIndex(n, codes, valid, margin=float(margin), slack=float(slack), cand_slack=float(cand_slack),
+                           chunk_rows=chunk_rows, block_elements=block_elements)
     hist, sizes = [], []
     it, capacity, refreshes = 0, 0, 0
     prev_keys, inner_done, converged, failed = None, False, False, False
     while True:
-        Z, inner, outer = radii(L)
-        anchor, impostor, strict = active_impostors(Z, codes, valid, outer, inner, block_elements=block_elements)
+        anchor, impostor, strict, certified = _refresh(index, L, problem.X, radii, float(margin), chunks_per_refresh)
         refreshes += 1
         keys = anchor.astype(np.int64) * n + impostor
         new = 0 if prev_keys is None else int(np.count_nonzero(~np.isin(keys[strict], prev_keys, assume_unique=True)))
         if verbose:
             print(f"  refresh {refreshes:3d}  iter {it:5d}  active pairs {keys.size:9d}  "
-                  f"violating {int(strict.sum()):9d}  new {new:7d}", file=sys.stderr, flush=True)
-        if inner_done and new == 0:
+                  f"violating {int(strict.sum()):9d}  new {new:7d}  chunk searches {index.searches:4d}"
+                  f"{'' if certified else '  (not certified)'}", file=sys.stderr, flush=True)
+        if inner_done and new == 0 and certified:
             converged = True
             break
         if it >= max_iter or failed:
@@ -237,5 +259,7 @@ def minimize_active_set(params0, problem, *, mu=0.5, margin=1.0, max_iter: int =
         value = float(_value_fn(block_elements)(L, problem, *_padded(anchor, impostor, capacity, dtype), mu_, margin_))
     history = np.concatenate(hist) if hist else np.zeros(0)
     info = dict(solver="active_set", refreshes=refreshes, init_scale=scale, active_pairs=sizes,
-                pair_capacity=capacity, refresh_every=refresh_every, slack=slack)
+                pair_capacity=capacity, refresh_every=refresh_every, slack=slack, cand_slack=cand_slack,
+                chunk_searches=index.searches, full_searches=index.rows_searched / max(n, 1),
+                candidate_pairs=int(sum(p[0].size for p in index.pairs)))
     return ActiveSetResult(L, value, it, converged, history, failed, info)

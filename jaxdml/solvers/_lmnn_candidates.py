@@ -1,0 +1,133 @@
+"""Certified candidate lists of LMNN impostors: the exact O(N^2) search runs rarely, and a cheap
+test on ``d x d`` matrices proves when the candidates it found still hold every impostor.
+
+The reference rows are split into chunks. Searching chunk ``t`` at the map ``L_t`` keeps every
+differently-labelled pair with
+
+    |L_t (x_i - x_l)|^2 < R_i = f_i(L_t) + margin * (1 + cand_slack),
+
+``f_i(L) = max_j |L (x_i - x_j)|^2`` over the target neighbours of ``i``. At a later ``L`` let
+``lam`` and ``Lam`` be the extreme generalised eigenvalues of ``(M, M_t)``, ``M = L^T L``,
+``M_t = L_t^T L_t`` (``M_t`` positive definite). For a pair not kept, ``|L d|^2 >= lam |L_t d|^2
+>= lam R_i``, and ``f_i(L_t) >= f_i(L) / Lam`` (the targets are fixed pairs), so
+
+    |L (x_i - x_l)|^2 >= lam * (f_i(L) / Lam + margin * (1 + cand_slack)).
+
+When that bound is at least the active-set radius ``f_i(L) + margin * (1 + slack)`` for every
+anchor, no pair outside the candidates can enter the active set: filtering the candidates at
+``L`` gives exactly what a full search would (up to float rounding of the distances, covered by
+a relative safety factor). Otherwise the chunk is searched again at ``L``. Memory: the candidate
+pairs (int32) and one ``d x d`` matrix per chunk; no N x N array.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ..neighbors import impostor_candidates
+
+__all__ = ["CandidateIndex", "generalized_extremes"]
+
+#: relative safety factor of the certificate (float32 rounding of squared distances)
+_SAFETY = 1e-4
+
+
+def generalized_extremes(M, M0):
+    """Smallest and largest ``v^T M v / v^T M0 v`` (``(0, inf)`` when ``M0`` is not positive definite)."""
+    M, M0 = np.asarray(M, np.float64), np.asarray(M0, np.float64)
+    try:
+        C = np.linalg.cholesky(M0)
+    except np.linalg.LinAlgError:
+        return 0.0, np.inf
+    W = np.linalg.solve(C, np.eye(C.shape[0]))
+    ev = np.linalg.eigvalsh(W @ M @ W.T)
+    if not np.all(np.isfinite(ev)) or ev[0] <= 0:
+        return 0.0, np.inf
+    return float(ev[0]), float(ev[-1])
+
+
+@functools.partial(jax.jit, static_argnames=("piece",))
+def _pair_sq_dists(L, X, a, l, *, piece):
+    """``|L (x_a - x_l)|^2`` for padded index arrays, ``piece`` pairs at a time."""
+    def one(idx):
+        return jnp.sum(((X[a[idx]] - X[l[idx]]) @ L.T) ** 2, axis=1)
+
+    return jax.lax.map(one, jnp.arange(a.shape[0], dtype=jnp.int32).reshape(-1, piece)).reshape(-1)
+
+
+def pair_sq_dists(L, X, a, l, piece: int = 1 << 16):
+    """:func:`_pair_sq_dists` on host arrays, padded to a power-of-two number of pieces."""
+    p = a.size
+    if p == 0:
+        return np.zeros(0)
+    n_pieces = 1 << int(np.ceil(np.log2(-(-p // piece))))
+    size = n_pieces * piece
+    pad = np.zeros(size - p, np.int32)
+    out = _pair_sq_dists(L, X, jnp.asarray(np.concatenate([a, pad])), jnp.asarray(np.concatenate([l, pad])),
+                         piece=piece)
+    return np.asarray(out)[:p]
+
+
+class CandidateIndex:
+    """Candidate impostor lists per reference chunk, each with the map it was searched at.
+
+    Parameters
+    ----------
+    n : number of rows. codes, valid : class codes and validity of the rows.
+    margin, slack : the active-set radius ``f_i + margin * (1 + slack)``.
+    cand_slack : the candidate radius ``f_i + margin * (1 + cand_slack)`` (``>= slack``).
+    chunk_rows : reference rows per chunk (default: all rows, one chunk).
+    block_elements : memory budget of one search block.
+    """
+
+    def __init__(self, n, codes, valid, *, margin, slack, cand_slack, chunk_rows=None, block_elements=None):
+        if cand_slack < slack:
+            raise ValueError(f"cand_slack ({cand_slack}) must be at least slack ({slack}).")
+        self.n, self.codes, self.valid = n, np.asarray(codes), np.asarray(valid, bool)
+        self.margin, self.slack, self.cand_slack = float(margin), float(slack), float(cand_slack)
+        step = n if chunk_rows is None else max(8, int(chunk_rows))
+        self.chunks = [(r0, min(n, r0 + step)) for r0 in range(0, n, step)]
+        self.M0 = [None] * len(self.chunks)
+        self.pairs = [(np.zeros(0, np.int32), np.zeros(0, np.int32))] * len(self.chunks)
+        self.block_elements = block_elements
+        self.searches = 0  # chunk searches so far
+        self.rows_searched = 0  # reference rows searched so far (sum over chunk searches)
+
+    def certified(self, t, M, far):
+        """Whether chunk ``t``'s candidates hold every active pair at the map with metric ``M``."""
+        if self.M0[t] is None:
+            return False
+        lam, Lam = generalized_extremes(M, self.M0[t])
+        if lam <= 0 or not np.isfinite(Lam):
+            return False
+        f = far[np.isfinite(far)]
+        bound = lam * (f / Lam + self.margin * (1.0 + self.cand_slack)) * (1.0 - _SAFETY)
+        return bool(np.all(f + self.margin * (1.0 + self.slack) <= bound))
+
+    def refresh(self, L, X, Z, far, max_chunks=None):
+        """Re-search the chunks whose certificate fails (at most ``max_chunks``, oldest first) and
+        return ``(anchor, impostor, dist, all_certified)``: every candidate pair with its squared
+        distance at ``L``."""
+        Lh = np.asarray(L, np.float64)
+        M = Lh.T @ Lh
+        far = np.asarray(far, np.float64)
+        stale = [t for t in range(len(self.chunks)) if not self.certified(t, M, far)]
+        budget = len(stale) if max_chunks is None else max_chunks
+        radius = jnp.asarray(far + self.margin * (1.0 + self.cand_slack), Z.dtype)
+        for t in stale[:budget]:
+            self.pairs[t] = impostor_candidates(Z, self.codes, self.valid, radius, ref_range=self.chunks[t],
+                                                block_elements=self.block_elements)
+            self.M0[t] = M
+            self.searches += 1
+            self.rows_searched += self.chunks[t][1] - self.chunks[t][0]
+        a = np.concatenate([p[0] for p in self.pairs])
+        l = np.concatenate([p[1] for p in self.pairs])
+        if len(self.pairs) > 1:  # anchor-major order (better locality of the pair blocks)
+            order = np.argsort(a, kind="stable")
+            a, l = a[order], l[order]
+        dist = pair_sq_dists(jnp.asarray(L), X, a, l)
+        return a, l, dist, len(stale) <= budget
