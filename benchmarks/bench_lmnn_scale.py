@@ -103,7 +103,9 @@ def fit_method(method: str, Xtr, ytr, max_iter=None):
     est = jaxdml.LMNN(**kw).fit(Xtr, ytr)
     m = est.result_
     info = dict(n_iter=m.n_iter, converged=m.converged, loss=m.loss,
-                refreshes=m.info.get("refreshes"), pairs=(m.info.get("active_pairs") or [None])[-1])
+                refreshes=m.info.get("refreshes"), pairs=(m.info.get("active_pairs") or [None])[-1],
+                full_searches=m.info.get("full_searches"), backtracks=m.info.get("backtracks"),
+                setup_s=m.info.get("setup_seconds"), solve_s=m.info.get("solve_seconds"))
     return est.transform, info
 
 
@@ -120,7 +122,8 @@ def worker(args):
     tf, info = fit_method(args.method, Xtr, ytr, max_iter=args.max_iter)
     Ztr = np.asarray(tf(Xtr))
     fit_s = time.perf_counter() - t0
-    out = dict(fit_s=fit_s, n_train=len(Xtr), n_features=Xtr.shape[1], n_classes=len(np.unique(ytr)),
+    out = dict(fit_s=fit_s, load_avg_1min=os.getloadavg()[0], n_train=len(Xtr), n_features=Xtr.shape[1],
+               n_classes=len(np.unique(ytr)),
                partition=kind, peak_rss_mb=peak_rss_mb(), device=str(jax.devices()[0]), **info)
     if args.part != "epoch":
         nt = min(len(Xte), 20000)
@@ -180,7 +183,8 @@ def main(argv=None):
                 dict(data=f"synthetic {n}x32 (one refresh period)"))
     cols = [("data", "data", ""), ("fold", "fold", "d"), ("method", "method", ""), ("status", "status", ""),
             ("accuracy", "3-NN acc", ".4f"), ("fit_s", "fit s", ".1f"), ("wall", "wall s", ".1f"),
-            ("n_iter", "iters", "d"), ("converged", "conv", ""), ("refreshes", "refreshes", "d"),
+            ("load_avg_1min", "load", ".1f"), ("n_iter", "iters", "d"), ("full_searches", "searches", ".2f"),
+            ("converged", "conv", ""), ("refreshes", "refreshes", "d"),
             ("pairs", "active pairs", "d"), ("peak_rss_mb", "peak RSS MiB", ".0f")]
     payload = dict(machine=machine(), part=args.part, rows=rows)
     print(json.dumps(payload, indent=1, default=float))

@@ -147,6 +147,14 @@ def _differences(X, a, l):
     return X[a] - X[l]
 
 
+def _capacity(size, minimum):
+    """The smallest power-of-two multiple of ``minimum`` holding ``size`` pairs."""
+    capacity = minimum
+    while capacity < size:
+        capacity *= 2
+    return capacity
+
+
 def _padded(anchor, impostor, capacity, dtype):
     p = anchor.size
     pad = capacity - p
@@ -215,11 +223,22 @@ def minimize_active_set(params0, problem, *, mu=0.5, margin=1.0, max_iter: int =
     index = CandidateIndex(n, codes, valid, margin=float(margin), slack=float(slack), cand_slack=float(cand_slack),
                            chunk_rows=chunk_rows, block_elements=block_elements)
     hist, sizes = [], []
-    it, capacity, refreshes = 0, 0, 0
+    it, capacity, refreshes, backtracks = 0, 0, 0, 0
     prev_keys, inner_done, converged, failed = None, False, False, False
+    phase = None  # (L at the start of the last phase, its exact value, L at its end, step fraction)
+    value_at = lambda P, a_, l_: float(_value_fn(block_elements)(  # noqa: E731
+        P, problem, *_padded(a_, l_, _capacity(a_.size, min_capacity), dtype), mu_, margin_))
     while True:
         anchor, impostor, strict, certified = _refresh(index, L, problem.X, radii, float(margin), chunks_per_refresh)
         refreshes += 1
+        if phase is not None and certified and phase[3] > 1.0 / 16:
+            # a phase that raised the exact objective left the region where its active set held every
+            # impostor: halve the step along the segment from its start (a trust region)
+            if value_at(L, anchor, impostor) > phase[1]:
+                frac = phase[3] / 2
+                L = phase[0] + frac * (phase[2] - phase[0])
+                phase, inner_done, backtracks = (phase[0], phase[1], phase[2], frac), False, backtracks + 1
+                continue
         keys = anchor.astype(np.int64) * n + impostor
         new = 0 if prev_keys is None else int(np.count_nonzero(~np.isin(keys[strict], prev_keys, assume_unique=True)))
         if verbose:
@@ -231,9 +250,7 @@ def minimize_active_set(params0, problem, *, mu=0.5, margin=1.0, max_iter: int =
             break
         if it >= max_iter or failed:
             break
-        capacity = max(capacity, min_capacity)
-        while capacity < keys.size:
-            capacity *= 2
+        capacity = max(capacity, _capacity(keys.size, min_capacity))
         pa, pl, pm = _padded(anchor, impostor, capacity, dtype)
         sizes.append(int(keys.size))
         res = minimize(lmnn_pairs, L, problem, optimizer=opt, max_iter=int(min(refresh_every, max_iter - it)),
@@ -245,7 +262,9 @@ def minimize_active_set(params0, problem, *, mu=0.5, margin=1.0, max_iter: int =
         hist.append(h[np.isfinite(h)] if hist == [] else h[1:][np.isfinite(h[1:])])
         it += steps
         failed = bool(res.failed)
-        if not failed or steps > 0:
+        phase = None
+        if (not failed or steps > 0) and steps > 0:
+            phase = (L, float(h[0]), res.params, 1.0)
             L = res.params
         inner_done = bool(res.converged)
         prev_keys = keys
@@ -253,13 +272,10 @@ def minimize_active_set(params0, problem, *, mu=0.5, margin=1.0, max_iter: int =
         # the set the inner solver used holds every violating pair at L: its value is exact
         value = float(res.loss)
     else:
-        capacity = max(capacity, min_capacity)
-        while capacity < keys.size:
-            capacity *= 2
-        value = float(_value_fn(block_elements)(L, problem, *_padded(anchor, impostor, capacity, dtype), mu_, margin_))
+        value = value_at(L, anchor, impostor)
     history = np.concatenate(hist) if hist else np.zeros(0)
     info = dict(solver="active_set", refreshes=refreshes, init_scale=scale, active_pairs=sizes,
-                pair_capacity=capacity, refresh_every=refresh_every, slack=slack, cand_slack=cand_slack,
+                backtracks=backtracks, pair_capacity=capacity, refresh_every=refresh_every, slack=slack, cand_slack=cand_slack,
                 chunk_searches=index.searches, full_searches=index.rows_searched / max(n, 1),
                 candidate_pairs=int(sum(p[0].size for p in index.pairs)))
     return ActiveSetResult(L, value, it, converged, history, failed, info)
