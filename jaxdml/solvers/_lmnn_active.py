@@ -42,7 +42,10 @@ __all__ = ["ActiveSetResult", "minimize_active_set", "use_active_set", "ACTIVE_S
 #: defaults of the active-set solver when ``jaxdml.fit`` routes ``loss="lmnn"`` to it
 #: (``max_n``: above it each refresh's exact O(N^2 d) search is too slow on a CPU and the former
 #: minibatch path stays the default)
-ACTIVE_SET_DEFAULTS = dict(max_iter=500, refresh_every=50, slack=0.5, max_n=100_000)
+#: (``chunked_above``: above it each refresh searches one chunk of ``chunk_rows`` reference rows
+#: with candidates within ``chunk_cand_slack`` margins, instead of every stale chunk)
+ACTIVE_SET_DEFAULTS = dict(max_iter=500, refresh_every=50, slack=0.5, cand_slack=2.0, max_n=100_000,
+                           chunked_above=100_000, chunk_rows=25_000, chunk_cand_slack=1.0)
 
 
 class ActiveSetResult(NamedTuple):
@@ -155,6 +158,11 @@ def _capacity(size, minimum):
     return capacity
 
 
+def _pair_diff(X, a, l, max_elements=1 << 26):
+    """``X[a] - X[l]`` when it fits ``max_elements`` (256 MiB in float32), else None (gathered per block)."""
+    return _differences(X, a, l) if a.shape[0] * X.shape[1] <= max_elements else None
+
+
 def _padded(anchor, impostor, capacity, dtype):
     p = anchor.size
     pad = capacity - p
@@ -255,7 +263,7 @@ def minimize_active_set(params0, problem, *, mu=0.5, margin=1.0, max_iter: int =
         sizes.append(int(keys.size))
         res = minimize(lmnn_pairs, L, problem, optimizer=opt, max_iter=int(min(refresh_every, max_iter - it)),
                        tol=tol, hyper=dict(pair_anchor=pa, pair_impostor=pl, pair_mask=pm, mu=mu_,
-                                           margin=margin_, pair_diff=_differences(problem.X, pa, pl),
+                                           margin=margin_, pair_diff=_pair_diff(problem.X, pa, pl),
                                            block_elements=block_elements))
         steps = int(res.n_iter)
         h = np.asarray(res.loss_history, np.float64)[: steps + 1]
@@ -275,7 +283,8 @@ def minimize_active_set(params0, problem, *, mu=0.5, margin=1.0, max_iter: int =
         value = value_at(L, anchor, impostor)
     history = np.concatenate(hist) if hist else np.zeros(0)
     info = dict(solver="active_set", refreshes=refreshes, init_scale=scale, active_pairs=sizes,
-                backtracks=backtracks, pair_capacity=capacity, refresh_every=refresh_every, slack=slack, cand_slack=cand_slack,
+                backtracks=backtracks, pair_capacity=capacity, refresh_every=refresh_every, slack=slack,
+                cand_slack=cand_slack,
                 chunk_searches=index.searches, full_searches=index.rows_searched / max(n, 1),
                 candidate_pairs=int(sum(p[0].size for p in index.pairs)))
     return ActiveSetResult(L, value, it, converged, history, failed, info)
