@@ -3,18 +3,30 @@
 The push term of LMNN sums a hinge over every (anchor, target, impostor) triplet, but at any ``L``
 only the few impostors inside the margin of an anchor's targets contribute. The solver alternates
 
-1. a *refresh*: the exact blockwise search (:func:`jaxdml.neighbors.active_impostors`) of every
-   differently-labelled pair ``(i, l)`` with ``|L(x_i - x_l)|^2 < max_j |L(x_i - x_j)|^2 +
-   margin * (1 + slack)`` under the current ``L`` - O(block * N) memory, never O(N^2) - kept as
-   padded index arrays whose capacity doubles when exceeded (so compiled shapes are bucketed);
+1. a *refresh*: the active set, every differently-labelled pair ``(i, l)`` with
+   ``|L(x_i - x_l)|^2 < max_j |L(x_i - x_j)|^2 + margin * (1 + slack)`` under the current ``L``,
+   kept as padded index arrays whose capacity doubles when exceeded (so compiled shapes are
+   bucketed). It is taken from certified candidate lists
+   (:class:`~jaxdml.solvers._lmnn_candidates.CandidateIndex`): an exact blockwise O(N^2) search
+   (:func:`jaxdml.neighbors.impostor_candidates`, O(block) memory, never N x N) keeps the pairs
+   within ``margin * (1 + cand_slack)``; later refreshes only filter those, and search again
+   when a bound on the change of the metric (generalised eigenvalues of ``(L^T L, L_t^T L_t)``)
+   no longer proves that no other pair can be in the active set;
 2. up to ``refresh_every`` full-batch L-BFGS steps (:func:`jaxdml.minimize`, the whole loop in
    one jitted ``while_loop``) on :func:`jaxdml.losses.lmnn_pairs`, the objective with the hinge
-   restricted to that set (pull term over every target).
+   restricted to that set (pull term over every target);
+3. a trust region: when the exact objective at the end of a phase is above its value at the
+   start (the phase left the region where its active set held every impostor, e.g. it shrank a
+   direction that only pairs outside the set would have resisted), the step is halved along the
+   segment from the start, up to four times.
 
 At a refresh point the active-set objective equals the exact one (every pair whose hinge can be
 non-zero is in the set). The fit has converged only when the inner stopping test was met *and*
 the following refresh finds no violating impostor outside the set the inner solver used, i.e.
-the stopping test held for the exact objective.
+the stopping test held for the exact objective. With ``chunks_per_refresh`` (very large data)
+a refresh searches only that many stale reference chunks: between chunk searches the active set
+can miss impostors of the other chunks, and the fit is converged only once every chunk is
+certified at the final ``L``.
 
 Before the first refresh ``L`` is rescaled by the factor that minimises the LMNN objective along
 the ray ``a L`` (estimated on a sample of anchors and candidates): on min-max scaled data with
@@ -150,6 +162,13 @@ def _differences(X, a, l):
     return X[a] - X[l]
 
 
+def _start_scale(L, problem, codes, valid, mu, margin, random_state):
+    """:func:`initial_scale` at ``L``."""
+    Z0 = np.asarray(problem.X, np.float64) @ np.asarray(L, np.float64).T
+    return initial_scale(Z0, codes, valid, problem.targets, problem.target_mask, mu=float(mu), margin=float(margin),
+                         random_state=random_state)
+
+
 def _capacity(size, minimum):
     """The smallest power-of-two multiple of ``minimum`` holding ``size`` pairs."""
     capacity = minimum
@@ -221,12 +240,8 @@ def minimize_active_set(params0, problem, *, mu=0.5, margin=1.0, max_iter: int =
     valid = np.asarray(problem.sample_mask) > 0
     radii = functools.partial(_radii, X=problem.X, targets=problem.targets, target_mask=problem.target_mask,
                               sample_mask=problem.sample_mask, margin=margin_, slack=jnp.asarray(slack, dtype))
-    scale = 1.0
-    if rescale:
-        Z0 = np.asarray(problem.X, np.float64) @ np.asarray(L, np.float64).T
-        scale = initial_scale(Z0, codes, valid, problem.targets, problem.target_mask, mu=float(mu),
-                              margin=float(margin), random_state=random_state)
-        L = L * jnp.asarray(np.sqrt(scale), dtype)
+    scale = _start_scale(L, problem, codes, valid, mu, margin, random_state) if rescale else 1.0
+    L = L * jnp.asarray(np.sqrt(scale), dtype)
     opt = make_optimizer("lbfgs")
     index = CandidateIndex(n, codes, valid, margin=float(margin), slack=float(slack), cand_slack=float(cand_slack),
                            chunk_rows=chunk_rows, block_elements=block_elements)
@@ -270,10 +285,8 @@ def minimize_active_set(params0, problem, *, mu=0.5, margin=1.0, max_iter: int =
         hist.append(h[np.isfinite(h)] if hist == [] else h[1:][np.isfinite(h[1:])])
         it += steps
         failed = bool(res.failed)
-        phase = None
-        if (not failed or steps > 0) and steps > 0:
-            phase = (L, float(h[0]), res.params, 1.0)
-            L = res.params
+        phase = None if steps == 0 else (L, float(h[0]), res.params, 1.0)
+        L = res.params if steps > 0 else L
         inner_done = bool(res.converged)
         prev_keys = keys
     if converged:
