@@ -126,7 +126,8 @@ def worker(args):
     Ztr = np.asarray(tf(Xtr))
     fit_s = time.perf_counter() - t0
     ru = resource.getrusage(resource.RUSAGE_SELF)
-    out = dict(fit_s=fit_s, cpu_s=ru.ru_utime + ru.ru_stime - cpu0, load_avg_1min=os.getloadavg()[0], n_train=len(Xtr), n_features=Xtr.shape[1],
+    out = dict(fit_s=fit_s, cpu_s=ru.ru_utime + ru.ru_stime - cpu0, load_avg_1min=os.getloadavg()[0],
+               n_train=len(Xtr), n_features=Xtr.shape[1],
                n_classes=len(np.unique(ytr)),
                partition=kind, peak_rss_mb=peak_rss_mb(), device=str(jax.devices()[0]), **info)
     if args.part != "epoch":
