@@ -187,7 +187,8 @@ def main(argv=None):
                             "--max-iter", str(ACTIVE_SET_DEFAULTS["refresh_every"])],
                 dict(data=f"synthetic {n}x32 (one refresh period)"))
     cols = [("data", "data", ""), ("fold", "fold", "d"), ("method", "method", ""), ("status", "status", ""),
-            ("accuracy", "3-NN acc", ".4f"), ("fit_s", "fit s", ".1f"), ("cpu_s", "CPU s", ".1f"), ("wall", "wall s", ".1f"),
+            ("accuracy", "3-NN acc", ".4f"), ("fit_s", "fit s", ".1f"), ("cpu_s", "CPU s", ".1f"),
+            ("wall", "wall s", ".1f"),
             ("load_avg_1min", "load", ".1f"), ("n_iter", "iters", "d"), ("full_searches", "searches", ".2f"),
             ("converged", "conv", ""), ("refreshes", "refreshes", "d"),
             ("pairs", "active pairs", "d"), ("peak_rss_mb", "peak RSS MiB", ".0f")]
