@@ -11,8 +11,10 @@ Three parts, each (method, data set, fold) in a fresh process (compilation inclu
   train; Euclidean 3-NN about 0.92), accuracy, time, peak RSS;
 * ``epoch``: the active-set solver (forced: the default uses it up to 100 000 samples) on the
   synthetic data at ``--sizes`` (e.g. 200000,1000000) x 32 features, 10 classes, with
-  ``max_iter`` set to one refresh period (target search, scale, two exact impostor searches and
-  50 full-batch L-BFGS steps), reporting time and peak RSS.
+  ``max_iter`` set to one refresh period (target search, scale, two impostor searches and 50
+  full-batch L-BFGS steps, each visiting every anchor's terms: 50 epochs), reporting wall and
+  CPU time and peak RSS. Above 100 000 samples each refresh searches one 25 000-row reference
+  chunk (all anchors against those rows), so the two searches cover 50 000 references.
 
     python benchmarks/bench_lmnn_scale.py keel --datasets twonorm,ring --folds 1 --timeout 900
     python benchmarks/bench_lmnn_scale.py synthetic
