@@ -207,34 +207,34 @@ def active_impostors(Z, codes, valid, outer, inner=None, *, block_elements: int 
     return anchor, impostor, strict
 
 
-@functools.partial(jax.jit, static_argnames=("block", "width"))
-def _packed_within(start, r0, Z, s, codes, valid, radius, *, block, width):
-    """Bit-packed ``|z_i - z_l|^2 < radius[i]`` (differently labelled, valid ``l``) for anchors
-    ``start .. start + block`` against references ``r0 .. r0 + width``: (block, width / 8) uint8,
-    bit ``b`` of byte ``c`` standing for reference ``r0 + 8 c + b``."""
+@functools.partial(jax.jit, static_argnames=("width",))
+def _packed_within(rows, r0, Z, s, codes, valid, radius, *, width):
+    """Bit-packed ``|z_i - z_l|^2 < radius[i]`` (differently labelled, valid ``l``) for the anchors
+    ``rows`` against references ``r0 .. r0 + width``: (len(rows), width / 8) uint8, bit ``b`` of
+    byte ``c`` standing for reference ``r0 + 8 c + b``."""
     n = Z.shape[0]
-    rows = jnp.minimum(start + jnp.arange(block, dtype=jnp.int32), n - 1)
     cols = r0 + jnp.arange(width, dtype=jnp.int32)
     inside = cols < n
     cols = jnp.minimum(cols, n - 1)
     d = s[rows][:, None] + s[cols][None, :] - 2.0 * Z[rows] @ Z[cols].T
     hit = ((codes[rows][:, None] != codes[cols][None, :]) & (valid[cols] & inside)[None, :]
            & (d < radius[rows][:, None]))
-    bits = hit.reshape(block, width // 8, 8).astype(jnp.uint8) << jnp.arange(8, dtype=jnp.uint8)
+    bits = hit.reshape(rows.shape[0], width // 8, 8).astype(jnp.uint8) << jnp.arange(8, dtype=jnp.uint8)
     return jnp.sum(bits, axis=-1, dtype=jnp.uint8)  # distinct bits: the sum is the OR
 
 
-def _unpack(packed, start, r0):
-    """Pairs ``(anchor, reference)`` of the set bits of a :func:`_packed_within` block, sorted."""
+def _unpack(packed, rows, r0):
+    """Pairs ``(anchor, reference)`` of the set bits of a :func:`_packed_within` block (``rows``:
+    the anchors of its rows), in row order, then reference order."""
     flat = np.ascontiguousarray(packed).reshape(-1)
     byte = _sparse_nonzero(flat.view(np.int8))
     bits = np.unpackbits(flat[byte][:, None], axis=1, bitorder="little").astype(bool)
     pos = (byte[:, None] * 8 + np.arange(8))[bits]
     w = packed.shape[1] * 8
-    return (pos // w + start).astype(np.int32), (pos % w + r0).astype(np.int32)
+    return rows[pos // w].astype(np.int32), (pos % w + r0).astype(np.int32)
 
 
-def impostor_candidates(Z, codes, valid, radius, *, ref_range=None, block_elements: int | None = None):
+def impostor_candidates(Z, codes, valid, radius, *, ref_range=None, anchors=None, block_elements: int | None = None):
     """Every differently-labelled pair ``(i, l)`` with ``|z_i - z_l|^2 < radius[i]``, exactly, with
     ``l`` restricted to the reference rows ``ref_range = (r0, r1)`` (default: all rows).
 
@@ -248,6 +248,7 @@ def impostor_candidates(Z, codes, valid, radius, *, ref_range=None, block_elemen
     Z : (n, d') embedded rows. codes : (n,) int class codes. valid : (n,) bool.
     radius : (n,) squared radius per anchor (``-inf``: none).
     ref_range : (r0, r1) reference rows searched (default ``(0, n)``).
+    anchors : sorted int array of the anchor rows searched (default: every row).
     block_elements : pairwise entries per block (default: from the memory budget).
 
     Returns
@@ -263,12 +264,16 @@ def impostor_candidates(Z, codes, valid, radius, *, ref_range=None, block_elemen
     radius = jnp.asarray(radius, Z.dtype)
     codes, valid = jnp.asarray(codes, jnp.int32), jnp.asarray(valid, bool)
     width = -(-max(r1 - r0, 1) // 8) * 8
-    block = linalg.block_size(n, width, block_elements)
+    anchors = np.arange(n, dtype=np.int32) if anchors is None else np.asarray(anchors, np.int32)
+    m = anchors.size
+    block = linalg.block_size(max(m, 1), width, block_elements)
     parts = [(np.zeros(0, np.int32), np.zeros(0, np.int32))]
-    for start in range(0, n if r1 > r0 else 0, block):
-        packed = np.asarray(_packed_within(jnp.int32(start), jnp.int32(r0), Z, s, codes, valid, radius,
-                                           block=block, width=width))
-        a, l = _unpack(packed[: min(block, n - start)], start, r0)
+    for start in range(0, m if r1 > r0 else 0, block):
+        rows = anchors[start: start + block]
+        padded = np.concatenate([rows, np.full(block - rows.size, rows[-1], np.int32)])
+        packed = np.asarray(_packed_within(jnp.asarray(padded), jnp.int32(r0), Z, s, codes, valid, radius,
+                                           width=width))
+        a, l = _unpack(packed[: rows.size], rows, r0)
         keep = l < r1
         parts.append((a[keep], l[keep]))
     anchor, impostor = (np.concatenate(p) for p in zip(*parts))

@@ -189,7 +189,7 @@ def test_certified_candidates_hold_every_active_pair(rng, x64):
     L0 = 2.0 * np.eye(5) + 0.2 * rng.normal(size=(5, 5))
     idx = CandidateIndex(300, y, valid, margin=1.0, slack=0.5, cand_slack=2.0, chunk_rows=128)
     outcomes = []
-    for step in (0.0, 0.01, 0.03, 0.1, 0.5):
+    for step in (0.0, 0.01, 0.03, 0.06, 0.08, 0.1, 0.12, 0.15, 0.5):
         L = L0 + step * rng.normal(size=(5, 5))
         Z = X @ L.T
         far = ((Z[:, None, :] - Z[T]) ** 2).sum(-1).max(1)
@@ -204,6 +204,7 @@ def test_certified_candidates_hold_every_active_pair(rng, x64):
         np.testing.assert_allclose(dist, ((Z[a] - Z[l]) ** 2).sum(1), rtol=1e-10)
         assert got == ref
     assert outcomes[0] is False and any(outcomes[1:]) and not all(outcomes[1:])  # both branches ran
+    assert idx.partial_searches > 0  # some searches covered only the anchors whose certificate failed
 
 
 def test_chunked_search_with_a_budget_converges_only_when_certified(rng):

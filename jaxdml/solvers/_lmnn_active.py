@@ -298,6 +298,7 @@ def minimize_active_set(params0, problem, *, mu=0.5, margin=1.0, max_iter: int =
     info = dict(solver="active_set", refreshes=refreshes, init_scale=scale, active_pairs=sizes,
                 backtracks=backtracks, pair_capacity=capacity, refresh_every=refresh_every, slack=slack,
                 cand_slack=cand_slack,
-                chunk_searches=index.searches, full_searches=index.rows_searched / max(n, 1),
+                chunk_searches=index.searches, partial_searches=index.partial_searches,
+                full_searches=index.rows_searched / max(n, 1),
                 candidate_pairs=int(sum(p[0].size for p in index.pairs)))
     return ActiveSetResult(L, value, it, converged, history, failed, info)

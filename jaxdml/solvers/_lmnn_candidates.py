@@ -16,8 +16,9 @@ differently-labelled pair with
 When that bound is at least the active-set radius ``f_i(L) + margin * (1 + slack)`` for every
 anchor, no pair outside the candidates can enter the active set: filtering the candidates at
 ``L`` gives exactly what a full search would (up to float rounding of the distances, covered by
-a relative safety factor). Otherwise the chunk is searched again at ``L``. Memory: the candidate
-pairs (int32) and one ``d x d`` matrix per chunk; no N x N array.
+a relative safety factor). Otherwise that anchor's row is searched again at ``L`` (the whole
+chunk when more than half of the anchors fail). Memory: the candidate pairs (int32), an int32
+search epoch per anchor and chunk, and one ``d x d`` matrix per search; no N x N array.
 """
 
 from __future__ import annotations
@@ -91,39 +92,66 @@ class CandidateIndex:
         self.margin, self.slack, self.cand_slack = float(margin), float(slack), float(cand_slack)
         step = n if chunk_rows is None else max(8, int(chunk_rows))
         self.chunks = [(r0, min(n, r0 + step)) for r0 in range(0, n, step)]
-        self.M0 = [None] * len(self.chunks)
+        self.metrics = []  # the metrics M_e = L_e^T L_e the searches ran at
+        self.anchor_epoch = [np.full(n, -1, np.int32) for _ in self.chunks]  # per chunk, per anchor: e
         self.pairs = [(np.zeros(0, np.int32), np.zeros(0, np.int32))] * len(self.chunks)
         self.block_elements = block_elements
-        self.searches = 0  # chunk searches so far
-        self.rows_searched = 0  # reference rows searched so far (sum over chunk searches)
+        self.searches = 0  # chunk searches so far (partial or whole)
+        self.partial_searches = 0  # of which only for the anchors whose certificate failed
+        self.rows_searched = 0  # anchor x reference rows searched so far, in units of n
 
     def certified(self, t, M, far):
-        """Whether chunk ``t``'s candidates hold every active pair at the map with metric ``M``."""
-        if self.M0[t] is None:
-            return False
-        lam, Lam = generalized_extremes(M, self.M0[t])
-        if lam <= 0 or not np.isfinite(Lam):
-            return False
-        f = far[np.isfinite(far)]
-        bound = lam * (f / Lam + self.margin * (1.0 + self.cand_slack)) * (1.0 - _SAFETY)
-        return bool(np.all(f + self.margin * (1.0 + self.slack) <= bound))
+        """Per anchor, whether chunk ``t``'s candidates hold every active pair of that anchor at the
+        map with metric ``M`` (anchors without targets, ``far = -inf``, always)."""
+        ok = ~np.isfinite(far)
+        epochs = self.anchor_epoch[t]
+        for e in np.unique(epochs[~ok]):
+            if e < 0:
+                continue
+            lam, Lam = generalized_extremes(M, self.metrics[e])
+            if lam <= 0 or not np.isfinite(Lam):
+                continue
+            rows = np.flatnonzero((epochs == e) & ~ok)
+            f = far[rows]
+            bound = lam * (f / Lam + self.margin * (1.0 + self.cand_slack)) * (1.0 - _SAFETY)
+            ok[rows] = f + self.margin * (1.0 + self.slack) <= bound
+        return ok
+
+    def _search(self, t, Z, radius, rows, epoch):
+        """Search chunk ``t`` again for the anchors ``rows`` and merge with the other anchors' pairs."""
+        a, l = impostor_candidates(Z, self.codes, self.valid, radius, ref_range=self.chunks[t],
+                                   anchors=None if rows.size == self.n else rows, block_elements=self.block_elements)
+        if rows.size < self.n:
+            self.partial_searches += 1
+            old_a, old_l = self.pairs[t]
+            stay = ~np.isin(old_a, rows)
+            a, l = np.concatenate([old_a[stay], a]), np.concatenate([old_l[stay], l])
+            order = np.argsort(a, kind="stable")
+            a, l = a[order], l[order]
+        self.pairs[t] = (a, l)
+        self.anchor_epoch[t][rows] = epoch
+        self.searches += 1
+        self.rows_searched += rows.size * (self.chunks[t][1] - self.chunks[t][0]) / self.n
 
     def refresh(self, L, X, Z, far, max_chunks=None):
-        """Re-search the chunks whose certificate fails (at most ``max_chunks``, oldest first) and
-        return ``(anchor, impostor, dist, all_certified)``: every candidate pair with its squared
-        distance at ``L``."""
+        """Search again the anchors whose certificate fails, in at most ``max_chunks`` chunks (oldest
+        first), and return ``(anchor, impostor, dist, all_certified)``: every candidate pair with
+        its squared distance at ``L``."""
         Lh = np.asarray(L, np.float64)
         M = Lh.T @ Lh
         far = np.asarray(far, np.float64)
-        stale = [t for t in range(len(self.chunks)) if not self.certified(t, M, far)]
+        stale = []
+        for t in range(len(self.chunks)):
+            bad = np.flatnonzero(~self.certified(t, M, far))
+            if bad.size:
+                stale.append((t, bad))
         budget = len(stale) if max_chunks is None else max_chunks
         radius = jnp.asarray(far + self.margin * (1.0 + self.cand_slack), Z.dtype)
-        for t in stale[:budget]:
-            self.pairs[t] = impostor_candidates(Z, self.codes, self.valid, radius, ref_range=self.chunks[t],
-                                                block_elements=self.block_elements)
-            self.M0[t] = M
-            self.searches += 1
-            self.rows_searched += self.chunks[t][1] - self.chunks[t][0]
+        if stale[:budget]:
+            self.metrics.append(M)
+        for t, bad in stale[:budget]:
+            rows = np.arange(self.n, dtype=np.int32) if bad.size > self.n // 2 else bad.astype(np.int32)
+            self._search(t, Z, radius, rows, len(self.metrics) - 1)
         a = np.concatenate([p[0] for p in self.pairs])
         l = np.concatenate([p[1] for p in self.pairs])
         if len(self.pairs) > 1:  # anchor-major order (better locality of the pair blocks)
