@@ -216,3 +216,22 @@ def test_chunked_search_with_a_budget_converges_only_when_certified(rng):
     assert full.converged and rolled.converged
     assert rolled.info["chunk_searches"] >= 3  # every chunk searched at least once before converging
     np.testing.assert_allclose(rolled.loss, full.loss, rtol=2e-3)
+
+
+def test_a_search_budget_visits_the_chunk_searched_longest_ago_first(rng):
+    from jaxdml.solvers._lmnn_candidates import CandidateIndex
+
+    X, y = _data(rng, 300)
+    prob = jaxdml.make_problem(X, y, n_neighbors=3)
+    T = np.asarray(prob.targets)
+    idx = CandidateIndex(300, y, np.ones(300, bool), margin=1.0, slack=0.5, cand_slack=1.0, chunk_rows=100)
+    epochs = []
+    for k in range(3):  # shrinking maps: no chunk stays certified, one search per refresh
+        L = np.eye(5) * (3.0 - k)
+        Z = X @ L.T
+        far = ((Z[:, None, :] - Z[T]) ** 2).sum(-1).max(1)
+        *_, ok = idx.refresh(jnp.asarray(L, jnp.float32), jnp.asarray(X, jnp.float32), jnp.asarray(Z, jnp.float32),
+                             far, max_chunks=1)
+        epochs.append([int(e.min()) for e in idx.anchor_epoch])
+        assert not ok
+    assert epochs == [[0, -1, -1], [0, 1, -1], [0, 1, 2]]

@@ -145,6 +145,8 @@ class CandidateIndex:
             bad = np.flatnonzero(~self.certified(t, M, far))
             if bad.size:
                 stale.append((t, bad))
+        # the chunk searched longest ago first (never searched: epoch -1)
+        stale.sort(key=lambda tb: int(self.anchor_epoch[tb[0]].min()))
         budget = len(stale) if max_chunks is None else max_chunks
         radius = jnp.asarray(far + self.margin * (1.0 + self.cand_slack), Z.dtype)
         if stale[:budget]:
