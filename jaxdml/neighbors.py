@@ -17,7 +17,7 @@ import numpy as np
 from . import linalg
 from ._padding import bucket_size
 
-__all__ = ["knn_search", "same_class_neighbors", "other_class_neighbors", "active_impostors"]
+__all__ = ["knn_search", "same_class_neighbors", "other_class_neighbors", "active_impostors", "impostor_candidates"]
 
 
 @functools.partial(jax.jit, static_argnames=("k", "mode", "exclude_self", "block"))
@@ -205,3 +205,76 @@ def active_impostors(Z, codes, valid, outer, inner=None, *, block_elements: int 
         parts.append(((pos // n).astype(np.int32) + start, (pos % n).astype(np.int32), code[pos] == 2))
     anchor, impostor, strict = (np.concatenate(p) for p in zip(*parts))
     return anchor, impostor, strict
+
+
+@functools.partial(jax.jit, static_argnames=("width",))
+def _packed_within(rows, r0, Z, s, codes, valid, radius, *, width):
+    """Bit-packed ``|z_i - z_l|^2 < radius[i]`` (differently labelled, valid ``l``) for the anchors
+    ``rows`` against references ``r0 .. r0 + width``: (len(rows), width / 8) uint8, bit ``b`` of
+    byte ``c`` standing for reference ``r0 + 8 c + b``."""
+    n = Z.shape[0]
+    cols = r0 + jnp.arange(width, dtype=jnp.int32)
+    inside = cols < n
+    cols = jnp.minimum(cols, n - 1)
+    d = s[rows][:, None] + s[cols][None, :] - 2.0 * Z[rows] @ Z[cols].T
+    hit = ((codes[rows][:, None] != codes[cols][None, :]) & (valid[cols] & inside)[None, :]
+           & (d < radius[rows][:, None]))
+    bits = hit.reshape(rows.shape[0], width // 8, 8).astype(jnp.uint8) << jnp.arange(8, dtype=jnp.uint8)
+    return jnp.sum(bits, axis=-1, dtype=jnp.uint8)  # distinct bits: the sum is the OR
+
+
+def _unpack(packed, rows, r0):
+    """Pairs ``(anchor, reference)`` of the set bits of a :func:`_packed_within` block (``rows``:
+    the anchors of its rows), in row order, then reference order."""
+    flat = np.ascontiguousarray(packed).reshape(-1)
+    byte = _sparse_nonzero(flat.view(np.int8))
+    bits = np.unpackbits(flat[byte][:, None], axis=1, bitorder="little").astype(bool)
+    pos = (byte[:, None] * 8 + np.arange(8))[bits]
+    w = packed.shape[1] * 8
+    return rows[pos // w].astype(np.int32), (pos % w + r0).astype(np.int32)
+
+
+def impostor_candidates(Z, codes, valid, radius, *, ref_range=None, anchors=None, block_elements: int | None = None):
+    """Every differently-labelled pair ``(i, l)`` with ``|z_i - z_l|^2 < radius[i]``, exactly, with
+    ``l`` restricted to the reference rows ``ref_range = (r0, r1)`` (default: all rows).
+
+    The same search as :func:`active_impostors` (float32 or float64 as ``Z``), tiled over anchors
+    and references and returned as a bit mask per block (one bit per pair on the host instead of
+    one byte), so that a search over a reference range costs O(n (r1 - r0) d') time and
+    O(block) memory. Used by the LMNN active-set solver to build its candidate lists.
+
+    Parameters
+    ----------
+    Z : (n, d') embedded rows. codes : (n,) int class codes. valid : (n,) bool.
+    radius : (n,) squared radius per anchor (``-inf``: none).
+    ref_range : (r0, r1) reference rows searched (default ``(0, n)``).
+    anchors : sorted int array of the anchor rows searched (default: every row).
+    block_elements : pairwise entries per block (default: from the memory budget).
+
+    Returns
+    -------
+    anchor, impostor : (p,) int32 index arrays, sorted by anchor then impostor.
+    """
+    Z = jnp.asarray(Z)
+    n = Z.shape[0]
+    r0, r1 = (0, n) if ref_range is None else (int(ref_range[0]), int(ref_range[1]))
+    if not 0 <= r0 <= r1 <= n:
+        raise ValueError(f"ref_range must satisfy 0 <= r0 <= r1 <= n={n}; got {ref_range}.")
+    s = jnp.sum(Z * Z, axis=1)
+    radius = jnp.asarray(radius, Z.dtype)
+    codes, valid = jnp.asarray(codes, jnp.int32), jnp.asarray(valid, bool)
+    width = -(-max(r1 - r0, 1) // 8) * 8
+    anchors = np.arange(n, dtype=np.int32) if anchors is None else np.asarray(anchors, np.int32)
+    m = anchors.size
+    block = linalg.block_size(max(m, 1), width, block_elements)
+    parts = [(np.zeros(0, np.int32), np.zeros(0, np.int32))]
+    for start in range(0, m if r1 > r0 else 0, block):
+        rows = anchors[start: start + block]
+        padded = np.concatenate([rows, np.full(block - rows.size, rows[-1], np.int32)])
+        packed = np.asarray(_packed_within(jnp.asarray(padded), jnp.int32(r0), Z, s, codes, valid, radius,
+                                           width=width))
+        a, l = _unpack(packed[: rows.size], rows, r0)
+        keep = l < r1
+        parts.append((a[keep], l[keep]))
+    anchor, impostor = (np.concatenate(p) for p in zip(*parts))
+    return anchor, impostor

@@ -138,3 +138,100 @@ def test_capacity_doubles_and_refresh_every_is_checked(rng):
     assert cap >= max(res.info["active_pairs"]) and cap & (cap - 1) == 0 and cap >= 16
     with pytest.raises(ValueError, match="refresh_every"):
         minimize_active_set(jnp.eye(5), prob, refresh_every=0)
+
+
+def _brute_pairs(Z, y, valid, radius, r0=0, r1=None):
+    D = ((Z[:, None, :] - Z[None]) ** 2).sum(-1)
+    ok = (y[:, None] != y[None, :]) & valid[None, :] & (D < radius[:, None])
+    ok[:, :r0] = False
+    if r1 is not None:
+        ok[:, r1:] = False
+    return np.nonzero(ok)
+
+
+def test_packed_chunked_search_equals_brute_force(rng, x64):
+    from jaxdml.neighbors import impostor_candidates
+
+    n = 203  # not a multiple of 8: padded references must never be reported
+    Z = rng.normal(size=(n, 3))
+    y, valid = rng.integers(0, 3, n), rng.random(n) > 0.1
+    radius = rng.random(n) * 3.0
+    radius[7] = -np.inf
+    for r0, r1 in ((0, n), (0, 64), (61, 203), (100, 101), (50, 50)):
+        a, l = impostor_candidates(Z, y, valid, radius, ref_range=(r0, r1), block_elements=n * 16)
+        ra, rl = _brute_pairs(Z, y, valid, radius, r0, r1)
+        np.testing.assert_array_equal(a, ra)
+        np.testing.assert_array_equal(l, rl)
+    with pytest.raises(ValueError, match="ref_range"):
+        impostor_candidates(Z, y, valid, radius, ref_range=(5, n + 1))
+
+
+def test_generalized_extremes_match_scipy(rng):
+    import scipy.linalg
+
+    from jaxdml.solvers._lmnn_candidates import generalized_extremes
+
+    A, B = rng.normal(size=(2, 4, 4))
+    M, M0 = A.T @ A, B.T @ B + 0.1 * np.eye(4)
+    ev = scipy.linalg.eigh(M, M0, eigvals_only=True)
+    np.testing.assert_allclose(generalized_extremes(M, M0), (ev[0], ev[-1]), rtol=1e-10)
+    assert generalized_extremes(M, np.diag([1.0, 1.0, 1.0, 0.0])) == (0.0, np.inf)  # singular: no certificate
+
+
+def test_certified_candidates_hold_every_active_pair(rng, x64):
+    """Where the certificate holds, filtering the old candidates gives the brute-force active set."""
+    from jaxdml.solvers._lmnn_candidates import CandidateIndex
+
+    X, y = _data(rng, 300)
+    prob = jaxdml.make_problem(X, y, n_neighbors=3)
+    T = np.asarray(prob.targets)
+    valid = np.ones(300, bool)
+    L0 = 2.0 * np.eye(5) + 0.2 * rng.normal(size=(5, 5))
+    idx = CandidateIndex(300, y, valid, margin=1.0, slack=0.5, cand_slack=2.0, chunk_rows=128)
+    outcomes = []
+    for step in (0.0, 0.01, 0.03, 0.06, 0.08, 0.1, 0.12, 0.15, 0.5):
+        L = L0 + step * rng.normal(size=(5, 5))
+        Z = X @ L.T
+        far = ((Z[:, None, :] - Z[T]) ** 2).sum(-1).max(1)
+        searches = idx.searches
+        a, l, dist, ok = idx.refresh(jnp.asarray(L), jnp.asarray(X), jnp.asarray(Z), far)
+        assert ok
+        outcomes.append(idx.searches == searches)  # certified: no chunk searched again
+        keep = dist < far[a] + 1.5
+        got = set(zip(a[keep].tolist(), l[keep].tolist()))
+        ra, rl = _brute_pairs(Z, y, valid, far + 1.5)
+        ref = set(zip(ra.tolist(), rl.tolist()))
+        np.testing.assert_allclose(dist, ((Z[a] - Z[l]) ** 2).sum(1), rtol=1e-10)
+        assert got == ref
+    assert outcomes[0] is False and any(outcomes[1:]) and not all(outcomes[1:])  # both branches ran
+    assert idx.partial_searches > 0  # some searches covered only the anchors whose certificate failed
+
+
+def test_chunked_search_with_a_budget_converges_only_when_certified(rng):
+    X, y = _data(rng, 300)
+    prob = jaxdml.make_problem(X, y, n_neighbors=3)
+    full = minimize_active_set(jnp.eye(5), prob, max_iter=100, random_state=0)
+    rolled = minimize_active_set(jnp.eye(5), prob, max_iter=100, random_state=0, chunk_rows=100,
+                                 chunks_per_refresh=1, refresh_every=25)
+    assert full.converged and rolled.converged
+    assert rolled.info["chunk_searches"] >= 3  # every chunk searched at least once before converging
+    np.testing.assert_allclose(rolled.loss, full.loss, rtol=2e-3)
+
+
+def test_a_search_budget_visits_the_chunk_searched_longest_ago_first(rng):
+    from jaxdml.solvers._lmnn_candidates import CandidateIndex
+
+    X, y = _data(rng, 300)
+    prob = jaxdml.make_problem(X, y, n_neighbors=3)
+    T = np.asarray(prob.targets)
+    idx = CandidateIndex(300, y, np.ones(300, bool), margin=1.0, slack=0.5, cand_slack=1.0, chunk_rows=100)
+    epochs = []
+    for k in range(3):  # shrinking maps: no chunk stays certified, one search per refresh
+        L = np.eye(5) * (3.0 - k)
+        Z = X @ L.T
+        far = ((Z[:, None, :] - Z[T]) ** 2).sum(-1).max(1)
+        *_, ok = idx.refresh(jnp.asarray(L, jnp.float32), jnp.asarray(X, jnp.float32), jnp.asarray(Z, jnp.float32),
+                             far, max_chunks=1)
+        epochs.append([int(e.min()) for e in idx.anchor_epoch])
+        assert not ok
+    assert epochs == [[0, -1, -1], [0, 1, -1], [0, 1, 2]]

@@ -210,9 +210,13 @@ def _solve_active_set(name, params0, problem, n, bucket, max_iter, tol, verbose,
     """LMNN's large-data path (:mod:`jaxdml.solvers._lmnn_active`), as a :class:`FittedMetric`."""
     max_iter = ACTIVE_SET_DEFAULTS["max_iter"] if max_iter is None else max_iter
     t_solve = time.perf_counter()
+    d = ACTIVE_SET_DEFAULTS
+    chunked = n > d["chunked_above"]
     res = minimize_active_set(params0, problem, max_iter=max_iter, tol=tol, verbose=verbose,
-                              random_state=random_state, refresh_every=ACTIVE_SET_DEFAULTS["refresh_every"],
-                              slack=ACTIVE_SET_DEFAULTS["slack"], **hyper)
+                              random_state=random_state, refresh_every=d["refresh_every"], slack=d["slack"],
+                              cand_slack=d["chunk_cand_slack" if chunked else "cand_slack"],
+                              chunk_rows=d["chunk_rows"] if chunked else None,
+                              chunks_per_refresh=1 if chunked else None, **hyper)
     n_iter, hist = finish(res, name, max_iter, tol)
     t_end = time.perf_counter()
     return FittedMetric(

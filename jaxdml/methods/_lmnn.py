@@ -62,9 +62,10 @@ class LMNN(GradientMetricLearner):
     init, max_iter, tol, optimizer, learning_rate, batch_size, n_candidates, devices, random_state, verbose
         As in :class:`NCA`. Defaults: L-BFGS for 200 iterations on the full objective; above 4096
         samples (and up to 100 000) the active-set solver (Weinberger & Saul, 2009, Section 5):
-        the impostors inside the margin (plus a slack) are found exactly with a blockwise search,
-        refreshed every 50 L-BFGS steps on the objective restricted to them, for at most 500
-        steps; converged only when a refresh finds no new violating impostor. Setting
+        the impostors inside the margin (plus a slack) are found exactly (a blockwise search into
+        candidate lists, filtered at later refreshes while a bound on the metric's change
+        certifies them), refreshed every 50 L-BFGS steps on the objective restricted to them, for
+        at most 500 steps; converged only when a refresh finds no new violating impostor. Setting
         ``optimizer``, ``batch_size`` or ``n_candidates`` (or ``devices``) selects the former
         paths instead: e.g. ``optimizer="lbfgs"`` is L-BFGS on the exact full objective,
         ``optimizer="adam"`` Adam on 256-anchor minibatches for 1000 steps (with 1024 sampled

@@ -3,18 +3,30 @@
 The push term of LMNN sums a hinge over every (anchor, target, impostor) triplet, but at any ``L``
 only the few impostors inside the margin of an anchor's targets contribute. The solver alternates
 
-1. a *refresh*: the exact blockwise search (:func:`jaxdml.neighbors.active_impostors`) of every
-   differently-labelled pair ``(i, l)`` with ``|L(x_i - x_l)|^2 < max_j |L(x_i - x_j)|^2 +
-   margin * (1 + slack)`` under the current ``L`` - O(block * N) memory, never O(N^2) - kept as
-   padded index arrays whose capacity doubles when exceeded (so compiled shapes are bucketed);
+1. a *refresh*: the active set, every differently-labelled pair ``(i, l)`` with
+   ``|L(x_i - x_l)|^2 < max_j |L(x_i - x_j)|^2 + margin * (1 + slack)`` under the current ``L``,
+   kept as padded index arrays whose capacity doubles when exceeded (so compiled shapes are
+   bucketed). It is taken from certified candidate lists
+   (:class:`~jaxdml.solvers._lmnn_candidates.CandidateIndex`): an exact blockwise O(N^2) search
+   (:func:`jaxdml.neighbors.impostor_candidates`, O(block) memory, never N x N) keeps the pairs
+   within ``margin * (1 + cand_slack)``; later refreshes only filter those, and search again
+   when a bound on the change of the metric (generalised eigenvalues of ``(L^T L, L_t^T L_t)``)
+   no longer proves that no other pair can be in the active set;
 2. up to ``refresh_every`` full-batch L-BFGS steps (:func:`jaxdml.minimize`, the whole loop in
    one jitted ``while_loop``) on :func:`jaxdml.losses.lmnn_pairs`, the objective with the hinge
-   restricted to that set (pull term over every target).
+   restricted to that set (pull term over every target);
+3. a trust region: when the exact objective at the end of a phase is above its value at the
+   start (the phase left the region where its active set held every impostor, e.g. it shrank a
+   direction that only pairs outside the set would have resisted), the step is halved along the
+   segment from the start, up to four times.
 
 At a refresh point the active-set objective equals the exact one (every pair whose hinge can be
 non-zero is in the set). The fit has converged only when the inner stopping test was met *and*
 the following refresh finds no violating impostor outside the set the inner solver used, i.e.
-the stopping test held for the exact objective.
+the stopping test held for the exact objective. With ``chunks_per_refresh`` (very large data)
+a refresh searches only that many stale reference chunks: between chunk searches the active set
+can miss impostors of the other chunks, and the fit is converged only once every chunk is
+certified at the final ``L``.
 
 Before the first refresh ``L`` is rescaled by the factor that minimises the LMNN objective along
 the ray ``a L`` (estimated on a sample of anchors and candidates): on min-max scaled data with
@@ -35,15 +47,18 @@ import numpy as np
 
 from .._validation import seed_from
 from ..losses import lmnn_pairs
-from ..neighbors import active_impostors
 from ._driver import make_optimizer, minimize
+from ._lmnn_candidates import CandidateIndex
 
 __all__ = ["ActiveSetResult", "minimize_active_set", "use_active_set", "ACTIVE_SET_DEFAULTS"]
 
 #: defaults of the active-set solver when ``jaxdml.fit`` routes ``loss="lmnn"`` to it
 #: (``max_n``: above it each refresh's exact O(N^2 d) search is too slow on a CPU and the former
 #: minibatch path stays the default)
-ACTIVE_SET_DEFAULTS = dict(max_iter=500, refresh_every=50, slack=0.5, max_n=100_000)
+#: (``chunked_above``: above it each refresh searches one chunk of ``chunk_rows`` reference rows
+#: with candidates within ``chunk_cand_slack`` margins, instead of every stale chunk)
+ACTIVE_SET_DEFAULTS = dict(max_iter=500, refresh_every=50, slack=0.5, cand_slack=2.0, max_n=100_000,
+                           chunked_above=100_000, chunk_rows=25_000, chunk_cand_slack=1.0)
 
 
 class ActiveSetResult(NamedTuple):
@@ -125,6 +140,17 @@ def initial_scale(Z, codes, valid, targets, target_mask, *, mu, margin, random_s
     return float(np.sqrt(lo * hi))
 
 
+def _refresh(index, L, X, radii, margin, max_chunks):
+    """The active set at ``L``: candidate pairs (searched again where not certified) inside the
+    radius, and which of them are inside the hinge (``strict``)."""
+    Z, inner, outer = radii(L)
+    inner, outer = np.asarray(inner, np.float64), np.asarray(outer, np.float64)
+    a, l, dist, certified = index.refresh(L, X, Z, inner - margin, max_chunks=max_chunks)
+    keep = dist < outer[a]
+    a, l, dist = a[keep], l[keep], dist[keep]
+    return a, l, dist < inner[a], certified
+
+
 @functools.lru_cache(maxsize=None)
 def _value_fn(block_elements):
     return jax.jit(lambda L, prob, a, l, m, mu, margin: lmnn_pairs(
@@ -135,6 +161,26 @@ def _value_fn(block_elements):
 @jax.jit
 def _differences(X, a, l):
     return X[a] - X[l]
+
+
+def _start_scale(L, problem, codes, valid, mu, margin, random_state):
+    """:func:`initial_scale` at ``L``."""
+    Z0 = np.asarray(problem.X, np.float64) @ np.asarray(L, np.float64).T
+    return initial_scale(Z0, codes, valid, problem.targets, problem.target_mask, mu=float(mu), margin=float(margin),
+                         random_state=random_state)
+
+
+def _capacity(size, minimum):
+    """The smallest power-of-two multiple of ``minimum`` holding ``size`` pairs."""
+    capacity = minimum
+    while capacity < size:
+        capacity *= 2
+    return capacity
+
+
+def _pair_diff(X, a, l, max_elements=1 << 26):
+    """``X[a] - X[l]`` when it fits ``max_elements`` (256 MiB in float32), else None (gathered per block)."""
+    return _differences(X, a, l) if a.shape[0] * X.shape[1] <= max_elements else None
 
 
 def _padded(anchor, impostor, capacity, dtype):
@@ -148,6 +194,7 @@ def _padded(anchor, impostor, capacity, dtype):
 def minimize_active_set(params0, problem, *, mu=0.5, margin=1.0, max_iter: int = 500, tol: float = 1e-5,
                         refresh_every: int = 50, slack: float = 0.5, rescale: bool = True,
                         min_capacity: int = 1024, block_elements: int | None = None,
+                        cand_slack: float = 2.0, chunk_rows: int | None = None, chunks_per_refresh: int | None = None,
                         random_state=None, verbose: int = 0) -> ActiveSetResult:
     """Minimise the LMNN objective (:func:`jaxdml.losses.lmnn`) in ``L`` with an active set of
     impostors (see the module docstring).
@@ -164,6 +211,14 @@ def minimize_active_set(params0, problem, *, mu=0.5, margin=1.0, max_iter: int =
         margins outside the hinge are kept, so that moderate moves of ``L`` between refreshes do
         not miss impostors.
     rescale : start from ``sqrt(a) * params0`` with ``a`` from :func:`initial_scale`.
+    cand_slack : the exact O(N^2) search keeps the candidates within ``max_j d_ij + margin * (1 +
+        cand_slack)``; later refreshes filter them, and search again only when the certificate of
+        :class:`~jaxdml.solvers._lmnn_candidates.CandidateIndex` fails (a pair outside the
+        candidates could have entered the active set).
+    chunk_rows : reference rows per search chunk (default: one chunk of all rows).
+    chunks_per_refresh : at most this many stale chunks are searched per refresh (default: all,
+        so every refresh is exact); with fewer, the active set between refreshes can miss
+        impostors of stale chunks, and the fit is converged only once every chunk is certified.
     min_capacity : smallest capacity of the padded pair arrays (it doubles when exceeded).
     block_elements : memory budget of one block of pairwise work (default: library budget).
     random_state : seeds the samples of :func:`initial_scale`.
@@ -186,57 +241,65 @@ def minimize_active_set(params0, problem, *, mu=0.5, margin=1.0, max_iter: int =
     valid = np.asarray(problem.sample_mask) > 0
     radii = functools.partial(_radii, X=problem.X, targets=problem.targets, target_mask=problem.target_mask,
                               sample_mask=problem.sample_mask, margin=margin_, slack=jnp.asarray(slack, dtype))
-    scale = 1.0
-    if rescale:
-        Z0 = np.asarray(problem.X, np.float64) @ np.asarray(L, np.float64).T
-        scale = initial_scale(Z0, codes, valid, problem.targets, problem.target_mask, mu=float(mu),
-                              margin=float(margin), random_state=random_state)
-        L = L * jnp.asarray(np.sqrt(scale), dtype)
+    scale = _start_scale(L, problem, codes, valid, mu, margin, random_state) if rescale else 1.0
+    L = L * jnp.asarray(np.sqrt(scale), dtype)
     opt = make_optimizer("lbfgs")
+    index = CandidateIndex(n, codes, valid, margin=float(margin), slack=float(slack), cand_slack=float(cand_slack),
+                           chunk_rows=chunk_rows, block_elements=block_elements)
     hist, sizes = [], []
-    it, capacity, refreshes = 0, 0, 0
+    it, capacity, refreshes, backtracks = 0, 0, 0, 0
     prev_keys, inner_done, converged, failed = None, False, False, False
+    phase = None  # (L at the start of the last phase, its exact value, L at its end, step fraction)
+    value_at = lambda P, a_, l_: float(_value_fn(block_elements)(  # noqa: E731
+        P, problem, *_padded(a_, l_, _capacity(a_.size, min_capacity), dtype), mu_, margin_))
     while True:
-        Z, inner, outer = radii(L)
-        anchor, impostor, strict = active_impostors(Z, codes, valid, outer, inner, block_elements=block_elements)
+        anchor, impostor, strict, certified = _refresh(index, L, problem.X, radii, float(margin), chunks_per_refresh)
         refreshes += 1
+        if phase is not None and certified and phase[3] > 1.0 / 16:
+            # a phase that raised the exact objective left the region where its active set held every
+            # impostor: halve the step along the segment from its start (a trust region)
+            if value_at(L, anchor, impostor) > phase[1]:
+                frac = phase[3] / 2
+                L = phase[0] + frac * (phase[2] - phase[0])
+                phase, inner_done, backtracks = (phase[0], phase[1], phase[2], frac), False, backtracks + 1
+                continue
         keys = anchor.astype(np.int64) * n + impostor
         new = 0 if prev_keys is None else int(np.count_nonzero(~np.isin(keys[strict], prev_keys, assume_unique=True)))
         if verbose:
             print(f"  refresh {refreshes:3d}  iter {it:5d}  active pairs {keys.size:9d}  "
-                  f"violating {int(strict.sum()):9d}  new {new:7d}", file=sys.stderr, flush=True)
-        if inner_done and new == 0:
+                  f"violating {int(strict.sum()):9d}  new {new:7d}  chunk searches {index.searches:4d}"
+                  f"{'' if certified else '  (not certified)'}", file=sys.stderr, flush=True)
+        if inner_done and new == 0 and certified:
             converged = True
             break
         if it >= max_iter or failed:
             break
-        capacity = max(capacity, min_capacity)
-        while capacity < keys.size:
-            capacity *= 2
+        capacity = max(capacity, _capacity(keys.size, min_capacity))
         pa, pl, pm = _padded(anchor, impostor, capacity, dtype)
         sizes.append(int(keys.size))
         res = minimize(lmnn_pairs, L, problem, optimizer=opt, max_iter=int(min(refresh_every, max_iter - it)),
                        tol=tol, hyper=dict(pair_anchor=pa, pair_impostor=pl, pair_mask=pm, mu=mu_,
-                                           margin=margin_, pair_diff=_differences(problem.X, pa, pl),
+                                           margin=margin_, pair_diff=_pair_diff(problem.X, pa, pl),
                                            block_elements=block_elements))
         steps = int(res.n_iter)
         h = np.asarray(res.loss_history, np.float64)[: steps + 1]
         hist.append(h[np.isfinite(h)] if hist == [] else h[1:][np.isfinite(h[1:])])
         it += steps
         failed = bool(res.failed)
-        if not failed or steps > 0:
-            L = res.params
+        phase = None if steps == 0 else (L, float(h[0]), res.params, 1.0)
+        L = res.params if steps > 0 else L
         inner_done = bool(res.converged)
         prev_keys = keys
     if converged:
         # the set the inner solver used holds every violating pair at L: its value is exact
         value = float(res.loss)
     else:
-        capacity = max(capacity, min_capacity)
-        while capacity < keys.size:
-            capacity *= 2
-        value = float(_value_fn(block_elements)(L, problem, *_padded(anchor, impostor, capacity, dtype), mu_, margin_))
+        value = value_at(L, anchor, impostor)
     history = np.concatenate(hist) if hist else np.zeros(0)
     info = dict(solver="active_set", refreshes=refreshes, init_scale=scale, active_pairs=sizes,
-                pair_capacity=capacity, refresh_every=refresh_every, slack=slack)
+                backtracks=backtracks, pair_capacity=capacity, refresh_every=refresh_every, slack=slack,
+                cand_slack=cand_slack,
+                chunk_searches=index.searches, partial_searches=index.partial_searches,
+                full_searches=index.rows_searched / max(n, 1),
+                candidate_pairs=int(sum(p[0].size for p in index.pairs)))
     return ActiveSetResult(L, value, it, converged, history, failed, info)
