@@ -36,6 +36,8 @@ from .._validation import Interval, Options
 from ._rca import RCA
 from ._record import SETTINGS, Method
 from ._registry import BUILTIN, available_methods, get_method, methods, register_method, resolve
+from ._gmml import GMML  # pyDML's algorithms
+from ._llda import KLLDA, LLDA  # pyDML's algorithms
 
 __all__ = [
     "Method", "methods", "register_method", "get_method", "available_methods", "gradient_method", "run",
@@ -44,6 +46,7 @@ __all__ = [
     "Euclidean", "PCA", "LDA", "NCA", "LMNN", "NCMML", "NCMC", "MCML", "LDML", "KLMNN",
     "ANMM", "DMLMJ", "KDA", "KANMM", "KDMLMJ", "ITML", "LSI", "DMLEig",
     "Covariance", "LFDA", "RCA", "MLKR", "MMC",
+    "GMML", "LLDA", "KLLDA",  # pyDML's algorithms
 ]
 
 

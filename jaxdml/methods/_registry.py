@@ -32,6 +32,8 @@ from ._nca import NCA_METHOD
 from ._ncm import NCMC_METHOD, NCMML_METHOD
 from ._rca import RCA_METHOD
 from ._record import Method
+from ._gmml import GMML_METHOD  # pyDML's algorithms
+from ._llda import KLLDA_METHOD, LLDA_METHOD  # pyDML's algorithms
 
 __all__ = ["BUILTIN", "methods", "register_method", "get_method", "resolve", "available_methods"]
 
@@ -44,6 +46,7 @@ BUILTIN = (
     ANMM_METHOD, DMLMJ_METHOD,                              # closed forms
     KLMNN_METHOD, KDA_METHOD, KANMM_METHOD, KDMLMJ_METHOD,  # kernel methods
     COVARIANCE_METHOD, LFDA_METHOD, RCA_METHOD, MLKR_METHOD, MMC_METHOD,  # metric-learn's algorithms
+    GMML_METHOD, LLDA_METHOD, KLLDA_METHOD,  # pyDML's algorithms
 )
 
 _TABLE: dict = {m.name: m for m in BUILTIN}
