@@ -77,7 +77,7 @@ class IMLS(ClassifierMixin, BaseEstimator):
     """
 
     _parameter_constraints = {
-        "metric_learner": [str, "object"],
+        # metric_learner: a name or an estimator, checked when it is used
         "learner_params": [dict, None],
         "n_neighbors": [Interval(numbers.Integral, 1, None)],
         "n_selected": [Interval(numbers.Integral, 1, None)],

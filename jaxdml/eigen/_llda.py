@@ -34,7 +34,8 @@ def _dense_pencil(Sb, Sw, ridge):
 
 
 def kllda_components(K, codes, n_classes: int, n_components: int, k: int = 7, reg=1e-3,
-                     affinity: str = "local-scaling", solver: str = "dense", tol=1e-10, jitter=1e-10):
+                     affinity: str = "local-scaling", solver: str = "dense", tol=1e-10, jitter=1e-10,
+                     n_samples=None):
     r"""KLLDA's coefficients ``A`` (``L \phi(x) = A k(x)``): LLDA in the feature space of a kernel.
 
     The training points get coordinates ``Z`` in their span (:math:`Z Z^T = K`): the eigenvectors of
@@ -47,18 +48,22 @@ def kllda_components(K, codes, n_classes: int, n_components: int, k: int = 7, re
     space), :math:`v^T (S_w + \rho I) v = 1` (LDA's normalisation), by Cholesky whitening and either a
     dense ``eigh`` or :func:`leading_eigh` (LOBPCG, residual-checked). Then ``A = V^T Z^+``.
 
+    ``K`` may be padded with zero rows and columns beyond the first ``n_samples`` (``codes`` has
+    ``n_samples`` entries): the compiled programs then depend on the padded size only. Padding
+    coordinates carry no scatter; they rank below every positive eigenvalue.
+
     Returns
     -------
-    A : (n_components, n) array.
+    A : (n_components, len(K)) array (zero on padding columns).
     eigenvalues : (n_components,) descending.
     info : dict (which eigensolver ran).
     """
-    n = K.shape[0]
+    n = K.shape[0] if n_samples is None else int(n_samples)
     if solver == "dense":
         Z, T, _ = _kernel_coordinates(K, tol)
     else:
         Z = _cholesky_coordinates(K, jitter)
-    Sb, Sw = lfda_scatters(Z, codes, n_classes, k, 1024, affinity)
+    Sb, Sw = lfda_scatters(Z[:n], codes, n_classes, k, 1024, affinity)
     ridge = reg * jnp.maximum(jnp.trace(Sw) / n, jnp.finfo(K.dtype).tiny)
     if solver == "dense":
         w, U, C = _dense_pencil(Sb, Sw, ridge)
@@ -71,4 +76,5 @@ def kllda_components(K, codes, n_classes: int, n_components: int, k: int = 7, re
         A = V.T @ T.T
     else:
         A = solve_triangular(Z.T, V, lower=False).T  # A^T = Z^{-T} V, Z lower triangular
+        A = A * (jnp.arange(K.shape[0]) < n)[None, :]
     return sign_flip(A.T).T, w, info

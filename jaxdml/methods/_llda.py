@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numbers
 
+from .._padding import pad_square, resolve_bucket
 from .._runtime import x64_call
 from .._validation import Interval, Options
 from ..eigen._lfda import AFFINITIES, lfda_components
@@ -29,12 +30,14 @@ def _llda(X, codes, n_classes, *, n_components, k, affinity, reg, **_):
 
 
 def _kllda(X, codes, n_classes, *, n_components, k, affinity, reg, kernel, gamma, degree, coef0,
-           eigen_solver="auto", random_state=None, max_iter=None, tol=None, verbose=0):
+           eigen_solver="auto", pad_to="auto", random_state=None, max_iter=None, tol=None, verbose=0):
     n = X.shape[0]
     K, params = training_kernel(X, kernel, gamma, degree, coef0)
     m = min(n_components, n)
-    solver = "truncated" if use_truncated(eigen_solver, n, m) else "dense"
-    A, w, how = x64_call(kllda_components, K, codes, n_classes, m, k, float(reg), affinity, solver)
+    bucket = resolve_bucket(n, pad_to)
+    solver = "truncated" if use_truncated(eigen_solver, bucket, m) else "dense"
+    A, w, how = x64_call(kllda_components, pad_square(K, bucket), codes, n_classes, m, k, float(reg), affinity,
+                         solver, n_samples=n)
     return kernel_result(A, n_components, X, kernel, params, dict(eigenvalues=w, eigen_solver=how))
 
 
@@ -42,7 +45,7 @@ LLDA_METHOD = Method("llda", "L", _llda, defaults=dict(k=7, affinity="local-scal
                      constraints=_LLDA_CONSTRAINTS, estimator="LLDA")
 KLLDA_METHOD = Method("kllda", "A", _kllda, defaults=dict(k=7, affinity="local-scaling", reg=1e-3,
                                                          eigen_solver="auto", **KERNEL_DEFAULTS),
-                      constraints=_KLLDA_CONSTRAINTS, estimator="KLLDA")
+                      constraints=_KLLDA_CONSTRAINTS, settings=frozenset({"pad_to"}), estimator="KLLDA")
 
 _SCATTERS = r"""With the affinity :math:`A_{ij}` of two samples of the same class (local scaling,
     :math:`\exp(-\|x_i - x_j\|^2/(\sigma_i\sigma_j))`, :math:`\sigma_i` the distance of :math:`x_i` to its
