@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import scipy.linalg as sla
 from sklearn.datasets import load_iris, load_wine
+from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 from sklearn.neighbors import KNeighborsClassifier
 
 import jaxdml
@@ -160,25 +161,27 @@ def _imbalanced(seed=0):
 
 def test_imls_one_iteration_is_knn_under_the_first_metric(iris):
     X, y = iris
-    imls = jaxdml.IMLS("lda", max_iter=1, n_selected=5).fit(X[::2], y[::2])
+    imls = jaxdml.IMLS("lda", max_iter=1, n_selected=5).fit(X[::2], y[::2])  # a jaxdml method by name
     lda = jaxdml.fit(X[::2], y[::2], loss="lda")
     ref = KNeighborsClassifier(3).fit(lda.transform(X[::2]), y[::2]).predict(lda.transform(X[1::2]))
     np.testing.assert_array_equal(imls.predict(X[1::2]), ref)
-    assert imls.n_iter_ == 1
+    assert imls.neighbourhoods(X[1::2])[0]["n_iter"] == 1
 
 
 def test_imls_selection_is_balanced_and_per_sample_matches_single_rows():
     X, y = _imbalanced()
     Xt, _ = _imbalanced(1)
-    imls = jaxdml.IMLS("lda", n_selected=5, max_iter=4).fit(X, y)
+    # any estimator with fit/transform (scikit-learn's LDA: nothing to compile)
+    imls = jaxdml.IMLS(LinearDiscriminantAnalysis(), n_selected=5, max_iter=4).fit(X, y)
     sel = imls._select(imls.metric_learner_, Xt[:7])
     counts = np.bincount(y[sel], minlength=2)
     assert counts[1] >= 5 and counts[0] >= 5 and sel.size <= 7 * 10
-    per = jaxdml.IMLS("lda", n_selected=5, max_iter=4, per_sample=True).fit(X, y)
+    per = jaxdml.IMLS(LinearDiscriminantAnalysis(), n_selected=5, max_iter=4, per_sample=True).fit(X, y)
     proba = per.predict_proba(Xt[:4])
     for i in range(4):
         np.testing.assert_allclose(proba[i], imls.predict_proba(Xt[i:i + 1])[0])
-    assert 1 <= per.n_iter_ <= 4
+    its = [g["n_iter"] for g in per.neighbourhoods(Xt[:4])]
+    assert len(its) == 4 and all(1 <= i <= 4 for i in its)
     assert set(imls.predict(Xt)) <= {0, 1}
     with pytest.raises(ValueError, match="metric_learner"):
         jaxdml.IMLS(object()).fit(X, y)

@@ -60,7 +60,8 @@ class IMLS(ClassifierMixin, BaseEstimator):
     classes_ : ndarray
     metric_learner_ : the metric learned on the whole training set.
     n_iter_ : int
-        Metrics learned in the last ``predict`` call (largest over rows with ``per_sample``).
+        Metrics learned by ``fit`` (1). ``predict`` does not change the estimator; the iterations it runs
+        are reported by :meth:`neighbourhoods`.
 
     Examples
     --------
@@ -121,6 +122,7 @@ class IMLS(ClassifierMixin, BaseEstimator):
             raise ValueError(f"IMLS: y has {self.classes_.size} class; classification needs at least 2.")
         self._X = X
         self.metric_learner_ = self._learn(X, self._codes)
+        self.n_iter_ = 1
         return self
 
     def _select(self, learner, rows):
@@ -161,18 +163,30 @@ class IMLS(ClassifierMixin, BaseEstimator):
         proba[:, knn.classes_] = knn.predict_proba(np.asarray(learner.transform(rows), dtype=np.float64))
         return proba
 
-    def predict_proba(self, X):
-        """Class probabilities: the k-NN vote on the final selection under the final metric."""
+    def _groups(self, X):
         check_is_fitted(self, "metric_learner_")
         X = validate_data(self, X, reset=False, dtype=np.float64)
-        groups = [X[i:i + 1] for i in range(len(X))] if self.per_sample else [X]
-        out, self.n_iter_ = [], 0
-        for rows in groups:
+        return [X[i:i + 1] for i in range(len(X))] if self.per_sample else [X]
+
+    def neighbourhoods(self, X):
+        """The iterations for ``X``: one dict per group of rows (all rows, or each row with ``per_sample``)
+        with the final ``metric_learner``, the ``selected`` training indices and ``n_iter`` (metrics
+        learned, the one of ``fit`` included)."""
+        out = []
+        for rows in self._groups(X):
             learner, sel, n_iter = self._iterate(rows)
-            self.n_iter_ = max(self.n_iter_, n_iter)
+            out.append(dict(metric_learner=learner, selected=sel, n_iter=n_iter))
+        return out
+
+    def predict_proba(self, X):
+        """Class probabilities: the k-NN vote on the final selection under the final metric."""
+        out = []
+        for rows in self._groups(X):
+            learner, sel, _ = self._iterate(rows)
             out.append(self._vote(learner, sel, rows))
         return np.concatenate(out) if out else np.zeros((0, self.classes_.size))
 
     def predict(self, X):
         """Class labels (see :meth:`predict_proba`)."""
+        check_is_fitted(self, "metric_learner_")
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
