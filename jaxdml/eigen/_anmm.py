@@ -197,7 +197,7 @@ def kanmm_components_truncated(K, friends_idx, enemies_idx, n_components: int, f
     coordinates of a Cholesky factor :math:`C C^T = K + \epsilon \bar k I` (:math:`\bar k` the mean
     diagonal of ``K``, :math:`\epsilon` = ``jitter``) instead of the eigenvectors of ``K``: the margin
     matrix :math:`G = C^T (G_S - G_C) C` (one ``n x n`` product) and its leading eigenvectors ``U`` by
-    :func:`leading_eigh` (LOBPCG, checked; dense fallback), then :math:`A^T = C^{-T} U`. The embedding
+    :func:`leading_eigh` (block Krylov, checked; dense fallback), then :math:`A^T = C^{-T} U`. The embedding
     agrees with the dense one up to the jitter (directions of ``K`` below :math:`\epsilon \bar k`,
     which the dense path drops below ``1e-10`` of the largest eigenvalue).
     ``row_mask`` (0 on padding rows of ``K``) keeps padding out of the leading subspace.

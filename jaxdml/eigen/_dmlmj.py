@@ -255,7 +255,7 @@ def kdmlmj_components_truncated(K, positive_idx, negative_idx, n_components: int
     the generalised eigenvalues are those of :math:`W = R^{-1}\Sigma_{D,\rho}R^{-T}`. DMLMJ ranks them
     by :math:`\lambda + 1/\lambda`, so both ends matter: the ``n_components`` largest eigenpairs of ``W``
     and of :math:`W^{-1} = (R_D^{-1}R)^T(R_D^{-1}R)` (:math:`\Sigma_{D,\rho} = R_D R_D^T`) are computed by
-    :func:`leading_eigh` (LOBPCG, residual-checked), merged and ranked. Directions without data
+    :func:`leading_eigh` (block Krylov, residual-checked), merged and ranked. Directions without data
     (padding, the null space of ``K``, the mean direction) have :math:`\lambda = 1`, the lowest score,
     as in the dense path. ``n_rows``: the number of real (unpadded) rows of ``K`` (the ridge's scale).
 

@@ -46,7 +46,7 @@ def kllda_components(K, codes, n_classes: int, n_components: int, k: int = 7, re
     rows solve :math:`S_b v = \lambda (S_w + \rho I) v` with the ridge
     :math:`\rho = ` ``reg`` :math:`\cdot \operatorname{tr}(S_w)/n` (:math:`S_w` is singular in a feature
     space), :math:`v^T (S_w + \rho I) v = 1` (LDA's normalisation), by Cholesky whitening and either a
-    dense ``eigh`` or :func:`leading_eigh` (LOBPCG, residual-checked). Then ``A = V^T Z^+``.
+    dense ``eigh`` or :func:`leading_eigh` (block Krylov, residual-checked). Then ``A = V^T Z^+``.
 
     ``K`` may be padded with zero rows and columns beyond the first ``n_samples`` (``codes`` has
     ``n_samples`` entries): the compiled programs then depend on the padded size only. Padding

@@ -32,7 +32,7 @@ KERNEL_DEFAULTS = dict(kernel="rbf", gamma=None, degree=3, coef0=1.0)
 EIGEN_SOLVER = [Options({"auto", "dense", "truncated"})]
 EIGEN_SOLVER_DOC = """
     eigen_solver : {"auto", "dense", "truncated"}, default="auto"
-        ``"truncated"``: only the ``n_components`` leading eigenpairs, by LOBPCG after a Cholesky
+        ``"truncated"``: only the ``n_components`` leading eigenpairs, by block Krylov iterations after a Cholesky
         reduction (no dense ``n x n`` eigendecomposition; :func:`jaxdml.eigen.leading_eigh`), checked by
         its residuals, with a dense fallback that ``result_.info["eigen_solver"]`` reports.
         ``"auto"``: truncated when ``n_components <= 50`` and there are at least 400 training samples;
