@@ -41,8 +41,9 @@ class IMLS(ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    metric_learner : str or estimator, default="lmnn"
-        A :func:`jaxdml.fit` method name or an estimator with ``fit``/``transform`` (cloned per fit).
+    metric_learner : str, estimator or None, default=None
+        A :func:`jaxdml.fit` method name or an estimator with ``fit``/``transform`` (cloned per fit);
+        None is :class:`jaxdml.LMNN` with its defaults (the paper's choice).
     learner_params : dict, default=None
         Keyword arguments of :func:`jaxdml.fit` (name) or ``set_params`` (estimator).
     n_neighbors : int, default=3
@@ -87,7 +88,7 @@ class IMLS(ClassifierMixin, BaseEstimator):
         "per_sample": ["boolean"],
     }
 
-    def __init__(self, metric_learner="lmnn", *, learner_params=None, n_neighbors=3, n_selected=10, max_iter=10,
+    def __init__(self, metric_learner=None, *, learner_params=None, n_neighbors=3, n_selected=10, max_iter=10,
                  stability=0.8, per_sample=False):
         self.metric_learner = metric_learner
         self.learner_params = learner_params
@@ -100,6 +101,10 @@ class IMLS(ClassifierMixin, BaseEstimator):
     def _learn(self, X, codes):
         """A fitted metric learner (anything with ``transform``) on ``(X, codes)``."""
         learner, params = self.metric_learner, dict(self.learner_params or {})
+        if learner is None:
+            from ..methods._lmnn import LMNN
+
+            learner = LMNN()
         if isinstance(learner, str):
             from .._fit import fit
 

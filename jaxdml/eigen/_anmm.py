@@ -200,7 +200,9 @@ def kanmm_components_truncated(K, friends_idx, enemies_idx, n_components: int, f
     :func:`leading_eigh` (block Krylov, checked; dense fallback), then :math:`A^T = C^{-T} U`. The embedding
     agrees with the dense one up to the jitter (directions of ``K`` below :math:`\epsilon \bar k`,
     which the dense path drops below ``1e-10`` of the largest eigenvalue).
-    ``row_mask`` (0 on padding rows of ``K``) keeps padding out of the leading subspace.
+    ``row_mask`` (0 on padding rows of ``K``) keeps padding out of the leading subspace. Directions in
+    the (numerical) null space of ``K`` have eigenvalues near 0: the result is the dense one only when
+    the ``n_components`` leading eigenvalues are positive (``jaxdml.fit`` checks and falls back).
 
     Returns
     -------

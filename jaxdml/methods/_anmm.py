@@ -46,6 +46,9 @@ def _kanmm(X, codes, n_classes, *, n_components, n_friends, n_enemies, kernel, g
         rows = np.r_[np.ones(n), np.zeros(bucket - n)]
         A, w, how = x64_call(kanmm_components_truncated, pad_square(K, bucket), friends, enemies, n_components,
                              fmask, emask, rows, solver="truncated")
+        if not w[-1] > 1e-8 * abs(w[0]):  # a non-positive margin competes with the null space of K: dense
+            A, w = x64_call(kanmm_components, pad_square(K, bucket), friends, enemies, bucket, fmask, emask)
+            how = dict(solver="dense (a leading eigenvalue is not positive)")
         return kernel_result(A, n_components, X, kernel, params,
                               dict(eigenvalues=w, margin=float(w[:n_components].sum()), eigen_solver=how))
     # all rows are computed, then sliced: the compiled program depends on the bucket size only

@@ -36,8 +36,11 @@ def _kllda(X, codes, n_classes, *, n_components, k, affinity, reg, kernel, gamma
     m = min(n_components, n)
     bucket = resolve_bucket(n, pad_to)
     solver = "truncated" if use_truncated(eigen_solver, bucket, m) else "dense"
-    A, w, how = x64_call(kllda_components, pad_square(K, bucket), codes, n_classes, m, k, float(reg), affinity,
-                         solver, n_samples=n)
+    args = (pad_square(K, bucket), codes, n_classes, m, k, float(reg), affinity)
+    A, w, how = x64_call(kllda_components, *args, solver, n_samples=n)
+    if solver == "truncated" and not w[-1] > 1e-8 * abs(w[0]):  # competes with the null space of K: dense
+        A, w, how = x64_call(kllda_components, *args, "dense", n_samples=n)
+        how = dict(solver="dense (a leading eigenvalue is not positive)")
     return kernel_result(A, n_components, X, kernel, params, dict(eigenvalues=w, eigen_solver=how))
 
 
