@@ -61,9 +61,11 @@ def x64_call(fn, *args, **kwargs):
 
     Closed-form methods solve small (d x d or N x N) symmetric eigenproblems whose conditioning
     (e.g. a nearly singular within-class scatter) float32 cannot resolve; in float64 they match
-    scikit-learn to ~1e-8. Float inputs are cast; results come back as float64 NumPy arrays.
+    scikit-learn to ~1e-8. Float inputs are cast; results come back as float64 NumPy arrays (string
+    leaves unchanged).
     """
     with jax.enable_x64(True), single_threaded_blas():
         cast = [jnp.asarray(a, jnp.float64) if isinstance(a, np.ndarray) and a.dtype.kind == "f" else a for a in args]
         out = fn(*cast, **kwargs)
-        return jax.tree_util.tree_map(lambda a: np.asarray(a, dtype=np.float64), out)
+        # strings (e.g. which eigensolver ran) pass through unchanged
+        return jax.tree_util.tree_map(lambda a: a if isinstance(a, str) else np.asarray(a, dtype=np.float64), out)

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 from sklearn.datasets import load_iris
+from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 from sklearn.model_selection import GridSearchCV
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.pipeline import Pipeline
@@ -28,6 +29,7 @@ ESTIMATORS = [
     jaxdml.MLKR(max_iter=5),
     jaxdml.MMC(max_iter=5),
     jaxdml.LODML(max_iter=5), jaxdml.CMOML(max_iter=5),  # ordinal (their kernel versions share the base class)
+    jaxdml.GMML(), jaxdml.LLDA(), jaxdml.KLLDA(), jaxdml.IMLS(LinearDiscriminantAnalysis(), max_iter=2),  # pyDML's
 ]
 
 

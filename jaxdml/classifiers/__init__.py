@@ -7,8 +7,10 @@ from ._multidml import MultiDML_kNN  # noqa: F401
 from ._ncmc import *  # noqa: F401,F403
 from . import _ordinal  # ordinal metric learning
 from ._ordinal import *  # noqa: F401,F403
+from ._imls import IMLS  # pyDML's algorithms
 
 __all__ = [*_knn.__all__, *_ncmc.__all__, *_energy.__all__,
            # tools: multi-metric k-NN
            "MultiDML_kNN",
-           *_ordinal.__all__]  # ordinal metric learning
+           *_ordinal.__all__,  # ordinal metric learning
+           "IMLS"]  # pyDML's algorithms

@@ -7,11 +7,14 @@ import functools
 import jax
 import jax.numpy as jnp
 
+from jax.scipy.linalg import solve_triangular
+
 from ..linalg import symmetrize
 from ._common import sign_flip
 from ._kda import kernel_coordinates
+from ._truncated import leading_eigh
 
-__all__ = ["anmm_components", "kanmm_components", "neighbourhood_scatter"]
+__all__ = ["anmm_components", "kanmm_components", "kanmm_components_truncated", "neighbourhood_scatter"]
 
 
 def _average_weights(idx, mask):
@@ -35,6 +38,11 @@ def neighbourhood_scatter(X, idx, weights):
     idx : (n, k) int array, neighbour indices of each row.
     weights : (n, k) array, ``w_ij`` (0 for padding slots).
     """
+    return symmetrize(X.T @ laplacian_apply(X, idx, weights))
+
+
+def laplacian_apply(X, idx, weights):
+    """``G X`` for the Laplacian ``G`` of the symmetrised neighbour graph (see :func:`neighbourhood_scatter`)."""
     n, k = idx.shape
     w = weights.astype(X.dtype)
     flat = idx.reshape(-1)
@@ -42,8 +50,7 @@ def neighbourhood_scatter(X, idx, weights):
     pulled = jnp.einsum("nk,nkd->nd", w, X[idx])  # sum_j w_ij x_j
     pushed = jax.ops.segment_sum(wf[:, None] * jnp.repeat(X, k, axis=0), flat, num_segments=n)
     deg = jnp.sum(w, axis=1) + jax.ops.segment_sum(wf, flat, num_segments=n)
-    GX = deg[:, None] * X - pulled - pushed
-    return symmetrize(X.T @ GX)
+    return deg[:, None] * X - pulled - pushed
 
 
 @functools.partial(jax.jit, static_argnames=("n_components",))
@@ -166,3 +173,48 @@ def kanmm_components(K, friends_idx, enemies_idx, n_components: int, friends_mas
     Z, T, keep = kernel_coordinates(K, tol)
     L, w = anmm_components(Z, friends_idx, enemies_idx, n_components, friends_mask, enemies_mask, keep)
     return L @ T.T, w
+
+
+@jax.jit
+def _kanmm_margin_cholesky(K, friends_idx, enemies_idx, friends_mask, enemies_mask, row_mask, jitter):
+    """``G = C^T (G_S - G_C) C`` with ``C C^T = K + jitter I`` (Cholesky coordinates of the kernel)."""
+    n = K.shape[0]
+    scale = jnp.maximum(jnp.trace(K) / jnp.maximum(jnp.sum(row_mask), 1.0), jnp.finfo(K.dtype).tiny)
+    C = jnp.linalg.cholesky(symmetrize(K) + jitter * scale * jnp.eye(n, dtype=K.dtype))
+    GC = (laplacian_apply(C, enemies_idx, _average_weights(enemies_idx, enemies_mask))
+          - laplacian_apply(C, friends_idx, _average_weights(friends_idx, friends_mask)))
+    G = symmetrize(C.T @ GC)
+    # padding coordinates carry no data: rank them below every real eigenvalue
+    shift = 2.0 * (jnp.max(jnp.sum(jnp.abs(G), axis=1)) + 1.0)
+    return G - shift * jnp.diag(1.0 - row_mask.astype(G.dtype)), C
+
+
+def kanmm_components_truncated(K, friends_idx, enemies_idx, n_components: int, friends_mask=None,
+                               enemies_mask=None, row_mask=None, jitter=1e-10, solver="auto"):
+    r"""KANMM without dense eigendecompositions: the ``n_components`` leading solutions only.
+
+    The same problem as :func:`kanmm_components`, :math:`(\tilde S - \tilde C) a = \lambda K a`, in the
+    coordinates of a Cholesky factor :math:`C C^T = K + \epsilon \bar k I` (:math:`\bar k` the mean
+    diagonal of ``K``, :math:`\epsilon` = ``jitter``) instead of the eigenvectors of ``K``: the margin
+    matrix :math:`G = C^T (G_S - G_C) C` (one ``n x n`` product) and its leading eigenvectors ``U`` by
+    :func:`leading_eigh` (block Krylov, checked; dense fallback), then :math:`A^T = C^{-T} U`. The embedding
+    agrees with the dense one up to the jitter (directions of ``K`` below :math:`\epsilon \bar k`,
+    which the dense path drops below ``1e-10`` of the largest eigenvalue).
+    ``row_mask`` (0 on padding rows of ``K``) keeps padding out of the leading subspace. Directions in
+    the (numerical) null space of ``K`` have eigenvalues near 0: the result is the dense one only when
+    the ``n_components`` leading eigenvalues are positive (``jaxdml.fit`` checks and falls back).
+
+    Returns
+    -------
+    A : (n_components, n) array.
+    eigenvalues : (n_components,) descending.
+    info : dict from :func:`leading_eigh`.
+    """
+    n = K.shape[0]
+    fm = jnp.ones(friends_idx.shape, K.dtype) if friends_mask is None else friends_mask
+    em = jnp.ones(enemies_idx.shape, K.dtype) if enemies_mask is None else enemies_mask
+    rm = jnp.ones(n, K.dtype) if row_mask is None else row_mask
+    G, C = _kanmm_margin_cholesky(K, friends_idx, enemies_idx, fm, em, rm, jitter)
+    w, U, info = leading_eigh(G, n_components, solver=solver)
+    At = solve_triangular(C.T, U, lower=False)
+    return sign_flip(At).T, w, info

@@ -12,9 +12,12 @@ from .._padding import bucket_size
 from ..linalg import symmetrize
 from ._common import generalized_eigh
 
-__all__ = ["lfda_components", "lfda_scatters", "EMBEDDING_TYPES"]
+__all__ = ["lfda_components", "lfda_scatters", "EMBEDDING_TYPES", "AFFINITIES"]
 
 EMBEDDING_TYPES = ("weighted", "orthonormalized", "plain")
+#: ``"local-scaling"``: ``exp(-|x_i - x_j|^2 / (sigma_i sigma_j))``; ``"neighbors"``: ``(N_ij + N_ji) / 2``
+#: with ``N_ij = 1`` when ``x_j`` is among the ``k`` nearest classmates of ``x_i`` (distance <= sigma_i)
+AFFINITIES = ("local-scaling", "neighbors")
 
 
 def _sq_dists(A, B):
@@ -26,14 +29,16 @@ def _blocks(a, block: int):
     return a.reshape((a.shape[0] // block, block) + a.shape[1:])
 
 
-@functools.partial(jax.jit, static_argnames=("block",))
-def _class_scatter(Xc, mask, k, block: int):
+@functools.partial(jax.jit, static_argnames=("block", "affinity"))
+def _class_scatter(Xc, mask, k, block: int, affinity: str = "local-scaling"):
     r"""``Q_c = X_c^T (D - A) X_c = 1/2 sum_ij A_ij (x_i - x_j)(x_i - x_j)^T`` of one class, with
     the local-scaling affinity ``A_ij = exp(-|x_i - x_j|^2 / (sigma_i sigma_j))`` (``sigma_i`` the
     distance to the ``k``-th nearest other row), and ``n_c S_c`` (``S_c`` the class scatter).
 
     ``Xc`` is padded to a multiple of ``block`` rows (``mask`` 0 there); the affinity is formed
-    ``block`` rows at a time, so memory is ``block * len(Xc)``.
+    ``block`` rows at a time, so memory is ``block * len(Xc)``. ``affinity="neighbors"``: the symmetrised
+    ``k``-nearest-neighbour indicator ``(N_ij + N_ji) / 2`` (``N_ij = 1`` when ``|x_i - x_j| <= sigma_i``;
+    ties at the ``k``-th distance are all included; the diagonal cancels in ``D - A``).
     """
     inf = jnp.asarray(jnp.inf, Xc.dtype)
     valid = mask > 0
@@ -49,7 +54,12 @@ def _class_scatter(Xc, mask, k, block: int):
 
     def step(cross, blk):
         rows, rmask, rsig = blk
-        A = jnp.exp(-_sq_dists(rows, Xc) / jnp.maximum(jnp.outer(rsig, sigma), tiny))
+        d2 = _sq_dists(rows, Xc)
+        if affinity == "neighbors":
+            near = 1.0 + 1e-9  # the k-th neighbour itself, despite the rounding of sigma
+            A = 0.5 * ((d2 <= near * (rsig * rsig)[:, None]).astype(Xc.dtype) + (d2 <= near * (sigma * sigma)[None, :]))
+        else:
+            A = jnp.exp(-d2 / jnp.maximum(jnp.outer(rsig, sigma), tiny))
         A = A * rmask[:, None] * mask[None, :]
         return cross + rows.T @ (A @ Xc), jnp.sum(A, axis=1)
 
@@ -74,7 +84,7 @@ def _padded_class(Xc, block_max: int):
     return out, mask, block
 
 
-def lfda_scatters(X, codes, n_classes: int, k: int = 7, block: int = 512):
+def lfda_scatters(X, codes, n_classes: int, k: int = 7, block: int = 512, affinity: str = "local-scaling"):
     r"""The local between- and within-class scatters ``(S_b, S_w)`` of LFDA.
 
     With the affinity ``A`` (local scaling, ``sigma_i`` the distance to the ``k``-th nearest
@@ -86,8 +96,11 @@ def lfda_scatters(X, codes, n_classes: int, k: int = 7, block: int = 512):
     ``S_w = sum_c Q_c / n_c`` and ``S_b = S_t + (sum_c Q_c - n_c S_c) / n - S_w``, with
     ``Q_c = X_c^T (D - A_c) X_c``, ``S_c`` the scatter of class ``c`` about its mean and ``S_t``
     the total scatter. ``codes`` must be concrete (NumPy). Class blocks are padded to bucket
-    sizes, so classes of similar sizes share one compiled executable.
+    sizes, so classes of similar sizes share one compiled executable. ``affinity``: one of
+    :data:`AFFINITIES` (LFDA's local scaling by default).
     """
+    if affinity not in AFFINITIES:
+        raise ValueError(f"affinity must be one of {AFFINITIES}; got {affinity!r}.")
     Xh = np.asarray(X)
     n, d = Xh.shape
     Xt = Xh - Xh.mean(axis=0)
@@ -101,7 +114,7 @@ def lfda_scatters(X, codes, n_classes: int, k: int = 7, block: int = 512):
             continue
         Xc, mask, blk = _padded_class(Xh[idx], block)
         Q, scatter = (np.asarray(a) for a in _class_scatter(jnp.asarray(Xc), jnp.asarray(mask),
-                                                             jnp.asarray(min(k, idx.size - 1)), blk))
+                                                             jnp.asarray(min(k, idx.size - 1)), blk, affinity))
         Sw = Sw + Q / idx.size
         extra = extra + Q - scatter
     Sb = St + extra / n - Sw
@@ -109,7 +122,7 @@ def lfda_scatters(X, codes, n_classes: int, k: int = 7, block: int = 512):
 
 
 def lfda_components(X, codes, n_classes: int, n_components: int, k: int = 7, embedding_type: str = "weighted",
-                    reg=1e-6, block: int = 1024):
+                    reg=1e-6, block: int = 1024, affinity: str = "local-scaling"):
     r"""LFDA's map ``L`` (n_components, n_features): the leading solutions of ``S_b v = lambda S_w v``.
 
     ``S_w`` is symmetrised and regularised (eigenvalues of the standardised ``S_w`` floored at
@@ -125,7 +138,7 @@ def lfda_components(X, codes, n_classes: int, n_components: int, k: int = 7, emb
     """
     if embedding_type not in EMBEDDING_TYPES:
         raise ValueError(f"embedding_type must be one of {EMBEDDING_TYPES}; got {embedding_type!r}.")
-    Sb, Sw = lfda_scatters(X, codes, n_classes, k, block)
+    Sb, Sw = lfda_scatters(X, codes, n_classes, k, block, affinity)
     return _embedding(Sb, Sw, reg, n_components, embedding_type)
 
 

@@ -7,6 +7,7 @@ from ..methods import (ANMM, LFDA, MLKR, MMC, RCA, Covariance, DMLMJ, ITML, KANM
 # weak supervision (metric-learn parity)
 from ..methods import ITML_Supervised, MMC_Supervised
 from ..methods import CMOML, KCMOML, KODML, LODML  # ordinal metric learning
+from ..methods import GMML, KLLDA, LLDA  # pyDML's algorithms
 
 __all__ = [
     "BaseMetricLearner", "GradientMetricLearner", "KernelMetricLearner", "MetricLearner",
@@ -18,4 +19,5 @@ __all__ = [
     # weak supervision (metric-learn parity)
     "ITML_Supervised", "MMC_Supervised",
     "LODML", "KODML", "CMOML", "KCMOML",  # ordinal metric learning
+    "GMML", "LLDA", "KLLDA",  # pyDML's algorithms
 ]

@@ -42,6 +42,8 @@ from ._registry import BUILTIN, available_methods, get_method, methods, register
 from ._constraints import Constraints
 from ._supervised import ITML_Supervised, MMC_Supervised, supervised_alias
 from ._tuple_classifiers import _PairsClassifierMixin, _QuadrupletsClassifierMixin, _TripletsClassifierMixin
+from ._gmml import GMML  # pyDML's algorithms
+from ._llda import KLLDA, LLDA  # pyDML's algorithms
 
 __all__ = [
     "Method", "methods", "register_method", "get_method", "available_methods", "gradient_method", "run",
@@ -53,6 +55,7 @@ __all__ = [
     # weak supervision and the Mahalanobis API (metric-learn parity)
     "Constraints", "ITML_Supervised", "MMC_Supervised", "supervised_alias",
     "LODML", "KODML", "CMOML", "KCMOML",  # ordinal metric learning
+    "GMML", "LLDA", "KLLDA",  # pyDML's algorithms
 ]
 
 

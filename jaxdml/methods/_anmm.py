@@ -9,11 +9,15 @@ import numbers
 from .._padding import pad_neighbourhoods, pad_rows, pad_square, resolve_bucket
 from .._runtime import x64_call
 from .._validation import Interval
+import numpy as np
+
 from ..eigen import anmm_components, kanmm_components
+from ..eigen._anmm import kanmm_components_truncated
+from ..eigen._truncated import use_truncated
 from ._base import BaseMetricLearner, KernelMetricLearner
 from ._neighbourhoods import (KERNEL_ATTRIBUTES, KERNEL_DOC, kernel_neighbourhoods, kernel_result,
                               linear_neighbourhoods, training_kernel)
-from ._record import KERNEL_CONSTRAINTS, KERNEL_DEFAULTS, POSITIVE_INT, Method
+from ._record import EIGEN_SOLVER, EIGEN_SOLVER_DOC, KERNEL_CONSTRAINTS, KERNEL_DEFAULTS, POSITIVE_INT, Method
 
 _N_COMPONENTS = [Interval(numbers.Integral, 1, None), None]
 
@@ -32,23 +36,34 @@ def _anmm(X, codes, n_classes, *, n_components, n_friends, n_enemies, pad_to="au
 
 
 def _kanmm(X, codes, n_classes, *, n_components, n_friends, n_enemies, kernel, gamma, degree,
-           coef0, pad_to="auto", random_state=None, max_iter=None, tol=None, verbose=0):
+           coef0, eigen_solver="auto", pad_to="auto", random_state=None, max_iter=None, tol=None, verbose=0):
     n = X.shape[0]
     K, params = training_kernel(X, kernel, gamma, degree, coef0)
     nb = kernel_neighbourhoods(K, codes, n_friends, n_enemies, ("n_friends", "n_enemies"), "KANMM")
     bucket = resolve_bucket(n, pad_to)
     friends, fmask, enemies, emask = pad_neighbourhoods(n, bucket, *nb)
+    if use_truncated(eigen_solver, bucket, n_components):
+        rows = np.r_[np.ones(n), np.zeros(bucket - n)]
+        A, w, how = x64_call(kanmm_components_truncated, pad_square(K, bucket), friends, enemies, n_components,
+                             fmask, emask, rows, solver="truncated")
+        if not w[-1] > 1e-8 * abs(w[0]):  # a non-positive margin competes with the null space of K: dense
+            A, w = x64_call(kanmm_components, pad_square(K, bucket), friends, enemies, bucket, fmask, emask)
+            how = dict(solver="dense (a leading eigenvalue is not positive)")
+        return kernel_result(A, n_components, X, kernel, params,
+                              dict(eigenvalues=w, margin=float(w[:n_components].sum()), eigen_solver=how))
     # all rows are computed, then sliced: the compiled program depends on the bucket size only
     A, w = x64_call(kanmm_components, pad_square(K, bucket), friends, enemies, bucket, fmask, emask)
     return kernel_result(A, n_components, X, kernel, params,
-                          dict(eigenvalues=w, margin=float(w[:n_components].sum())))
+                          dict(eigenvalues=w, margin=float(w[:n_components].sum()), eigen_solver=dict(solver="dense")))
 
 
 ANMM_METHOD = Method("anmm", "L", _anmm, defaults=dict(n_friends=3, n_enemies=1),
                      constraints={"n_friends": POSITIVE_INT, "n_enemies": POSITIVE_INT},
                      settings=frozenset({"pad_to"}), estimator="ANMM")
-KANMM_METHOD = Method("kanmm", "A", _kanmm, defaults=dict(n_friends=3, n_enemies=1, **KERNEL_DEFAULTS),
-                      constraints={**KERNEL_CONSTRAINTS, "n_friends": POSITIVE_INT, "n_enemies": POSITIVE_INT},
+KANMM_METHOD = Method("kanmm", "A", _kanmm, defaults=dict(n_friends=3, n_enemies=1, eigen_solver="auto",
+                                                         **KERNEL_DEFAULTS),
+                      constraints={**KERNEL_CONSTRAINTS, "n_friends": POSITIVE_INT, "n_enemies": POSITIVE_INT,
+                                   "eigen_solver": EIGEN_SOLVER},
                       settings=frozenset({"pad_to"}), estimator="KANMM")
 
 
@@ -120,7 +135,7 @@ class KANMM(KernelMetricLearner):
     n_friends : int, default=3
     n_enemies : int, default=1
         As in :class:`ANMM`.
-    """ + KERNEL_DOC + KERNEL_ATTRIBUTES + r"""
+    """ + KERNEL_DOC + EIGEN_SOLVER_DOC + KERNEL_ATTRIBUTES + r"""
     Examples
     --------
     >>> from sklearn.datasets import load_iris
@@ -136,10 +151,10 @@ class KANMM(KernelMetricLearner):
 
     _record = KANMM_METHOD
     _parameter_constraints = {**KernelMetricLearner._parameter_constraints, "n_components": _N_COMPONENTS,
-                              "n_friends": POSITIVE_INT, "n_enemies": POSITIVE_INT}
+                              "n_friends": POSITIVE_INT, "n_enemies": POSITIVE_INT, "eigen_solver": EIGEN_SOLVER}
 
     def __init__(self, n_components=None, *, n_friends=3, n_enemies=1, kernel="rbf", gamma=None, degree=3,
-                 coef0=1):
+                 coef0=1, eigen_solver="auto"):
         self.n_components = n_components
         self.n_friends = n_friends
         self.n_enemies = n_enemies
@@ -147,3 +162,4 @@ class KANMM(KernelMetricLearner):
         self.gamma = gamma
         self.degree = degree
         self.coef0 = coef0
+        self.eigen_solver = eigen_solver

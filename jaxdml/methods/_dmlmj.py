@@ -12,10 +12,12 @@ from .._padding import pad_neighbourhoods, pad_rows, pad_square, resolve_bucket
 from .._runtime import x64_call
 from .._validation import Interval
 from ..eigen import dmlmj_components, kdmlmj_components
+from ..eigen._dmlmj import kdmlmj_components_truncated
+from ..eigen._truncated import use_truncated
 from ._base import BaseMetricLearner, KernelMetricLearner
 from ._neighbourhoods import (KERNEL_ATTRIBUTES, KERNEL_DOC, kernel_neighbourhoods, kernel_result,
                               linear_neighbourhoods, training_kernel)
-from ._record import KERNEL_CONSTRAINTS, KERNEL_DEFAULTS, POSITIVE_INT, Method
+from ._record import EIGEN_SOLVER, EIGEN_SOLVER_DOC, KERNEL_CONSTRAINTS, KERNEL_DEFAULTS, POSITIVE_INT, Method
 
 _N_COMPONENTS = [Interval(numbers.Integral, 1, None), None]
 
@@ -40,23 +42,28 @@ def _dmlmj(X, codes, n_classes, *, n_components, n_neighbors, reg, pad_to="auto"
 
 
 def _kdmlmj(X, codes, n_classes, *, n_components, n_neighbors, reg, kernel, gamma,
-            degree, coef0, pad_to="auto", random_state=None, max_iter=None, tol=None, verbose=0):
+            degree, coef0, eigen_solver="auto", pad_to="auto", random_state=None, max_iter=None, tol=None, verbose=0):
     n = X.shape[0]
     K, params = training_kernel(X, kernel, gamma, degree, coef0)
     nb = kernel_neighbourhoods(K, codes, n_neighbors, n_neighbors, ("n_neighbors", "n_neighbors"), "KDMLMJ")
     bucket = resolve_bucket(n, pad_to)
     pos, pmask, neg, nmask = pad_neighbourhoods(n, bucket, *nb)
+    if float(reg) > 0 and use_truncated(eigen_solver, bucket, n_components):  # reg=0: the dense path
+        A, lam, how = x64_call(kdmlmj_components_truncated, pad_square(K, bucket), pos, neg, n_components,
+                               float(reg), pmask, nmask, n, scaling=_dmlmj_scaling(reg))
+        return kernel_result(A, n_components, X, kernel, params, dict(eigenvalues=lam, eigen_solver=how))
     A, lam = x64_call(kdmlmj_components, pad_square(K, bucket), pos, neg, bucket, float(reg), pmask, nmask,
                       scaling=_dmlmj_scaling(reg))
-    return kernel_result(A, n_components, X, kernel, params, dict(eigenvalues=lam))
+    return kernel_result(A, n_components, X, kernel, params, dict(eigenvalues=lam, eigen_solver=dict(solver="dense")))
 
 
 DMLMJ_METHOD = Method("dmlmj", "L", _dmlmj, defaults=dict(n_neighbors=3, reg=0.1),
                       constraints={"n_neighbors": POSITIVE_INT, "reg": [Interval(numbers.Real, 0, None)]},
                       settings=frozenset({"pad_to", "n_neighbors"}), estimator="DMLMJ")
-KDMLMJ_METHOD = Method("kdmlmj", "A", _kdmlmj, defaults=dict(n_neighbors=3, reg=0.1, **KERNEL_DEFAULTS),
+KDMLMJ_METHOD = Method("kdmlmj", "A", _kdmlmj, defaults=dict(n_neighbors=3, reg=0.1, eigen_solver="auto",
+                                                           **KERNEL_DEFAULTS),
                        constraints={**KERNEL_CONSTRAINTS, "n_neighbors": POSITIVE_INT,
-                                    "reg": [Interval(numbers.Real, 0, None)]},
+                                    "reg": [Interval(numbers.Real, 0, None)], "eigen_solver": EIGEN_SOLVER},
                        settings=frozenset({"pad_to", "n_neighbors"}), estimator="KDMLMJ")
 
 
@@ -138,7 +145,8 @@ class KDMLMJ(KernelMetricLearner):
     n_neighbors : int, default=3
     reg : float, default=0.1
         As in :class:`DMLMJ` (the ridge is defined in feature space).
-    """ + KERNEL_DOC + KERNEL_ATTRIBUTES + r"""
+    """ + KERNEL_DOC + EIGEN_SOLVER_DOC + r"""
+        (``reg=0`` always uses the dense path.)""" + KERNEL_ATTRIBUTES + r"""
     Examples
     --------
     >>> from sklearn.datasets import load_iris
@@ -155,9 +163,11 @@ class KDMLMJ(KernelMetricLearner):
 
     _record = KDMLMJ_METHOD
     _parameter_constraints = {**KernelMetricLearner._parameter_constraints, "n_components": _N_COMPONENTS,
-                              "n_neighbors": POSITIVE_INT, "reg": [Interval(numbers.Real, 0, None)]}
+                              "n_neighbors": POSITIVE_INT, "reg": [Interval(numbers.Real, 0, None)],
+                              "eigen_solver": EIGEN_SOLVER}
 
-    def __init__(self, n_components=None, *, n_neighbors=3, reg=0.1, kernel="rbf", gamma=None, degree=3, coef0=1):
+    def __init__(self, n_components=None, *, n_neighbors=3, reg=0.1, kernel="rbf", gamma=None, degree=3, coef0=1,
+                 eigen_solver="auto"):
         self.n_components = n_components
         self.n_neighbors = n_neighbors
         self.reg = reg
@@ -165,3 +175,4 @@ class KDMLMJ(KernelMetricLearner):
         self.gamma = gamma
         self.degree = degree
         self.coef0 = coef0
+        self.eigen_solver = eigen_solver

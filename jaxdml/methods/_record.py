@@ -28,6 +28,15 @@ KERNEL_CONSTRAINTS = {
     "coef0": [Interval(numbers.Real, None, None)],
 }
 KERNEL_DEFAULTS = dict(kernel="rbf", gamma=None, degree=3, coef0=1.0)
+# kernel methods without dense eigensolves (truncated eigensolver)
+EIGEN_SOLVER = [Options({"auto", "dense", "truncated"})]
+EIGEN_SOLVER_DOC = """
+    eigen_solver : {"auto", "dense", "truncated"}, default="auto"
+        ``"truncated"``: only the ``n_components`` leading eigenpairs, by block Krylov iterations after a Cholesky
+        reduction (no dense ``n x n`` eigendecomposition; :func:`jaxdml.eigen.leading_eigh`), checked by
+        its residuals, with a dense fallback that ``result_.info["eigen_solver"]`` reports.
+        ``"auto"``: truncated when ``n_components <= 50`` and there are at least 400 training samples;
+        ``"dense"``: full eigendecompositions (all eigenvalues in ``info``)."""
 
 
 class Method(NamedTuple):

@@ -34,6 +34,8 @@ from ._rca import RCA_METHOD
 from ._odml import KODML_METHOD, LODML_METHOD  # ordinal metric learning
 from ._cmoml import CMOML_METHOD, KCMOML_METHOD  # ordinal metric learning
 from ._record import Method
+from ._gmml import GMML_METHOD  # pyDML's algorithms
+from ._llda import KLLDA_METHOD, LLDA_METHOD  # pyDML's algorithms
 
 __all__ = ["BUILTIN", "methods", "register_method", "get_method", "resolve", "available_methods"]
 
@@ -47,6 +49,7 @@ BUILTIN = (
     KLMNN_METHOD, KDA_METHOD, KANMM_METHOD, KDMLMJ_METHOD,  # kernel methods
     COVARIANCE_METHOD, LFDA_METHOD, RCA_METHOD, MLKR_METHOD, MMC_METHOD,  # metric-learn's algorithms
     LODML_METHOD, KODML_METHOD, CMOML_METHOD, KCMOML_METHOD,  # ordinal metric learning (integer grades)
+    GMML_METHOD, LLDA_METHOD, KLLDA_METHOD,  # pyDML's algorithms
 )
 
 _TABLE: dict = {m.name: m for m in BUILTIN}

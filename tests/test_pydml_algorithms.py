@@ -1,0 +1,187 @@
+"""pyDML's algorithms: GMML, LLDA, KLLDA against independent computations; IMLS's behaviour."""
+
+import numpy as np
+import pytest
+import scipy.linalg as sla
+from sklearn.datasets import load_iris, load_wine
+from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+from sklearn.neighbors import KNeighborsClassifier
+
+import jaxdml
+from jaxdml.eigen import gmml_metric
+
+
+@pytest.fixture(scope="module")
+def wine():
+    X, y = load_wine(return_X_y=True)
+    X = (X - X.min(0)) / (X.max(0) - X.min(0))
+    return X, y
+
+
+@pytest.fixture(scope="module")
+def iris():
+    X, y = load_iris(return_X_y=True)
+    return X / X.max(0), y
+
+
+def _naive_pair_scatters(X, y):
+    """Sums over every pair i < j, enumerated."""
+    d = X.shape[1]
+    S, D, ns, nd = np.zeros((d, d)), np.zeros((d, d)), 0, 0
+    for i in range(len(X)):
+        diff = X[i] - X[i + 1:]
+        same = y[i + 1:] == y[i]
+        S += diff[same].T @ diff[same]
+        D += diff[~same].T @ diff[~same]
+        ns += same.sum()
+        nd += (~same).sum()
+    return S / ns, D / nd
+
+
+# ---------------------------------------------------------------------------------------------- GMML
+def test_gmml_is_the_riccati_solution_and_the_sqrtm_geometric_mean(wine):
+    X, y = wine
+    S, D = _naive_pair_scatters(X, y)
+    lam = 1e-2
+    A = jaxdml.GMML(reg=lam).fit(X, y).metric_
+    lam_abs = lam * np.trace(S) / X.shape[1]
+    Sl, Dl = S + lam_abs * np.eye(13), D + lam_abs * np.eye(13)
+    # the Riccati characterisation of the midpoint: A S A = D
+    np.testing.assert_allclose(A @ Sl @ A, Dl, rtol=1e-8, atol=1e-10 * np.abs(Dl).max())
+    # an independent geometric mean: S^{-1/2} (S^{1/2} D S^{1/2})^{1/2} S^{-1/2}, with scipy's sqrtm
+    Sh = np.real(sla.sqrtm(Sl))
+    Sih = np.linalg.inv(Sh)
+    ref = Sih @ np.real(sla.sqrtm(Sh @ Dl @ Sh)) @ Sih
+    np.testing.assert_allclose(A, ref, rtol=1e-7, atol=1e-9 * np.abs(ref).max())
+
+
+def test_gmml_geodesic_end_points_and_prior(wine):
+    X, y = wine
+    S, D = _naive_pair_scatters(X, y)
+    scale = np.trace(S) / 13
+    P = np.diag(np.linspace(0.5, 2.0, 13))
+    lam = 0.3
+    Sl, Dl = S + lam * scale * np.linalg.inv(P), D + lam * scale * P
+    np.testing.assert_allclose(gmml_metric(S, D, 0.0, lam, P), np.linalg.inv(Sl), rtol=1e-8)
+    np.testing.assert_allclose(gmml_metric(S, D, 1.0, lam, P), Dl, rtol=1e-8)
+    A = jaxdml.GMML(t=0.3, reg=lam, prior=P).fit(X, y).metric_
+    # A = Sl^{-1} #_t Dl: in the whitened frame of Sl^{-1}, a plain matrix power
+    w, U = np.linalg.eigh(np.linalg.inv(Sl))
+    R = (U * np.sqrt(w)) @ U.T
+    Ri = np.linalg.inv(R)
+    w2, U2 = np.linalg.eigh(Ri @ Dl @ Ri)
+    np.testing.assert_allclose(A, R @ ((U2 * w2 ** 0.3) @ U2.T) @ R, rtol=1e-7)
+
+
+def test_gmml_from_pairs_and_fit_by_name(wine):
+    X, y = wine
+    rng = np.random.default_rng(0)
+    pairs = rng.integers(0, len(X), size=(300, 2))
+    pairs = pairs[pairs[:, 0] != pairs[:, 1]]
+    sim = (y[pairs[:, 0]] == y[pairs[:, 1]]).astype(int)
+    diff = X[pairs[:, 0]] - X[pairs[:, 1]]
+    S = diff[sim == 1].T @ diff[sim == 1] / sim.sum()
+    D = diff[sim == 0].T @ diff[sim == 0] / (sim == 0).sum()
+    A = jaxdml.GMML().fit(X, pairs=pairs, similar=sim).metric_
+    np.testing.assert_allclose(A, gmml_metric(S, D, 0.5, 1e-6), rtol=1e-8)
+    res = jaxdml.fit(X, y, loss="gmml")
+    np.testing.assert_allclose(res.M, jaxdml.GMML().fit(X, y).metric_, rtol=1e-10)
+    with pytest.raises(ValueError, match="similar and dissimilar"):
+        jaxdml.GMML().fit(X, pairs=pairs[sim == 1], similar=sim[sim == 1])
+
+
+# ---------------------------------------------------------------------------------------------- LLDA
+def _naive_local_scatters(X, y, k, affinity="local-scaling"):
+    n, d = X.shape
+    D2 = ((X[:, None] - X[None]) ** 2).sum(-1)
+    A = np.zeros((n, n))
+    for c in np.unique(y):
+        idx = np.flatnonzero(y == c)
+        Dc = D2[np.ix_(idx, idx)]
+        kk = min(k, len(idx) - 1)
+        sig2 = np.sort(Dc, axis=1)[:, kk]
+        if affinity == "local-scaling":
+            sig = np.sqrt(sig2)
+            A[np.ix_(idx, idx)] = np.exp(-Dc / np.outer(sig, sig))
+        else:
+            N = (Dc <= sig2[:, None] * (1 + 1e-9)).astype(float)
+            A[np.ix_(idx, idx)] = 0.5 * (N + N.T)
+    counts = np.bincount(y)[y]
+    same = y[:, None] == y[None, :]
+    Ww = np.where(same, A / counts[:, None], 0.0)
+    Wb = np.where(same, A * (1.0 / n - 1.0 / counts[:, None]), 1.0 / n)
+    Sw, Sb = np.zeros((d, d)), np.zeros((d, d))
+    for i in range(n):
+        diff = X[i] - X
+        Sw += 0.5 * (diff * Ww[i][:, None]).T @ diff
+        Sb += 0.5 * (diff * Wb[i][:, None]).T @ diff
+    return Sb, Sw
+
+
+@pytest.mark.parametrize("affinity", ["local-scaling", "neighbors"])
+def test_llda_solves_the_local_fisher_pencil(iris, affinity):
+    X, y = iris
+    Sb, Sw = _naive_local_scatters(X, y, 7, affinity)
+    w, V = sla.eigh(Sb, Sw)
+    w, V = w[::-1], V[:, ::-1]
+    est = jaxdml.LLDA(n_components=3, affinity=affinity).fit(X, y)
+    np.testing.assert_allclose(est.eigenvalues_, w[:3], rtol=1e-7)
+    L = est.components_
+    # the same S_w-normalised eigenvectors, up to sign
+    signs = np.sign(np.sum(L * V[:, :3].T, axis=1))
+    np.testing.assert_allclose(L * signs[:, None], V[:, :3].T, rtol=1e-6, atol=1e-8 * np.abs(V).max())
+    np.testing.assert_allclose(L @ Sw @ L.T, np.eye(3), atol=1e-8)
+    np.testing.assert_allclose(jaxdml.fit(X, y, loss="llda", n_components=3, affinity=affinity).L, L, atol=1e-12)
+
+
+def test_kllda_with_the_linear_kernel_is_ridged_llda(iris):
+    X, y = iris
+    X = X - X.mean(0)
+    reg = 1e-3
+    est = jaxdml.KLLDA(n_components=2, kernel="linear", reg=reg, eigen_solver="dense").fit(X, y)
+    Sb, Sw = _naive_local_scatters(X, y, 7)
+    rho = reg * np.trace(Sw) / len(X)
+    w, V = sla.eigh(Sb, Sw + rho * np.eye(X.shape[1]))
+    w, V = w[::-1], V[:, ::-1]
+    np.testing.assert_allclose(est.result_.info["eigenvalues"], w[:2], rtol=1e-6)
+    E, ref = est.transform(X), X @ V[:, :2]
+    signs = np.sign(np.sum(E * ref, axis=0))
+    np.testing.assert_allclose(E * signs, ref, rtol=1e-5, atol=1e-7 * np.abs(ref).max())
+
+
+# ---------------------------------------------------------------------------------------------- IMLS
+def _imbalanced(seed=0):
+    rng = np.random.default_rng(seed)
+    Xa = rng.normal(size=(180, 4))
+    Xb = rng.normal(size=(20, 4)) + np.array([2.0, 0, 0, 0])
+    Xb[:, 3] *= 0.2
+    X = np.vstack([Xa, Xb])
+    return X, np.r_[np.zeros(180, int), np.ones(20, int)]
+
+
+def test_imls_one_iteration_is_knn_under_the_first_metric(iris):
+    X, y = iris
+    imls = jaxdml.IMLS("lda", max_iter=1, n_selected=5).fit(X[::2], y[::2])  # a jaxdml method by name
+    lda = jaxdml.fit(X[::2], y[::2], loss="lda")
+    ref = KNeighborsClassifier(3).fit(lda.transform(X[::2]), y[::2]).predict(lda.transform(X[1::2]))
+    np.testing.assert_array_equal(imls.predict(X[1::2]), ref)
+    assert imls.neighbourhoods(X[1::2])[0]["n_iter"] == 1
+
+
+def test_imls_selection_is_balanced_and_per_sample_matches_single_rows():
+    X, y = _imbalanced()
+    Xt, _ = _imbalanced(1)
+    # any estimator with fit/transform (scikit-learn's LDA: nothing to compile)
+    imls = jaxdml.IMLS(LinearDiscriminantAnalysis(), n_selected=5, max_iter=4).fit(X, y)
+    sel = imls._select(imls.metric_learner_, Xt[:7])
+    counts = np.bincount(y[sel], minlength=2)
+    assert counts[1] >= 5 and counts[0] >= 5 and sel.size <= 7 * 10
+    per = jaxdml.IMLS(LinearDiscriminantAnalysis(), n_selected=5, max_iter=4, per_sample=True).fit(X, y)
+    proba = per.predict_proba(Xt[:4])
+    for i in range(4):
+        np.testing.assert_allclose(proba[i], imls.predict_proba(Xt[i:i + 1])[0])
+    its = [g["n_iter"] for g in per.neighbourhoods(Xt[:4])]
+    assert len(its) == 4 and all(1 <= i <= 4 for i in its)
+    assert set(imls.predict(Xt)) <= {0, 1}
+    with pytest.raises(ValueError, match="metric_learner"):
+        jaxdml.IMLS(object()).fit(X, y)
