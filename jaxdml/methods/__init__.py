@@ -35,6 +35,9 @@ from ._ncm import NCMC, NCMML
 from .._validation import Interval, Options
 from ._rca import RCA
 from ._record import SETTINGS, Method
+from ._lsml import LSML  # metric-learn's weakly supervised algorithms
+from ._scml import SCML
+from ._sdml import SDML
 from ._registry import BUILTIN, available_methods, get_method, methods, register_method, resolve
 
 __all__ = [
@@ -44,6 +47,7 @@ __all__ = [
     "Euclidean", "PCA", "LDA", "NCA", "LMNN", "NCMML", "NCMC", "MCML", "LDML", "KLMNN",
     "ANMM", "DMLMJ", "KDA", "KANMM", "KDMLMJ", "ITML", "LSI", "DMLEig",
     "Covariance", "LFDA", "RCA", "MLKR", "MMC",
+    "SDML", "LSML", "SCML",  # metric-learn's weakly supervised algorithms
 ]
 
 

@@ -32,6 +32,9 @@ from ._nca import NCA_METHOD
 from ._ncm import NCMC_METHOD, NCMML_METHOD
 from ._rca import RCA_METHOD
 from ._record import Method
+from ._lsml import LSML_METHOD  # metric-learn's weakly supervised algorithms
+from ._scml import SCML_METHOD
+from ._sdml import SDML_METHOD
 
 __all__ = ["BUILTIN", "methods", "register_method", "get_method", "resolve", "available_methods"]
 
@@ -44,6 +47,7 @@ BUILTIN = (
     ANMM_METHOD, DMLMJ_METHOD,                              # closed forms
     KLMNN_METHOD, KDA_METHOD, KANMM_METHOD, KDMLMJ_METHOD,  # kernel methods
     COVARIANCE_METHOD, LFDA_METHOD, RCA_METHOD, MLKR_METHOD, MMC_METHOD,  # metric-learn's algorithms
+    SDML_METHOD, LSML_METHOD, SCML_METHOD,  # metric-learn's weakly supervised algorithms
 )
 
 _TABLE: dict = {m.name: m for m in BUILTIN}
