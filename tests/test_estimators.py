@@ -27,6 +27,7 @@ ESTIMATORS = [
     jaxdml.RCA(),
     jaxdml.MLKR(max_iter=5),
     jaxdml.MMC(max_iter=5),
+    jaxdml.SDML(), jaxdml.LSML(max_iter=5), jaxdml.SCML(max_iter=500),  # metric-learn's weakly supervised algorithms
 ]
 
 

@@ -7,7 +7,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-__all__ = ["RegressionProblem", "mlkr", "mlkr_heldout"]
+__all__ = ["RegressionProblem", "mlkr"]
 
 
 class RegressionProblem(NamedTuple):
@@ -50,13 +50,3 @@ def mlkr(L, problem: RegressionProblem, *, anchors=None):
     wa = mask[idx]
     return jnp.sum(wa * (problem.t[idx] - t_hat) ** 2) / jnp.maximum(jnp.sum(wa), 1.0)
 
-
-def mlkr_heldout(L, problem: RegressionProblem, X_val, t_val):
-    r"""Mean squared error of Nadaraya-Watson predictions of held-out targets ``t_val`` at ``X_val``
-    from the rows of ``problem`` under ``L`` (the kernel of :func:`mlkr`): a validation error."""
-    Z = problem.X @ L.T
-    Zv = X_val @ L.T
-    d2 = jnp.sum(Zv * Zv, axis=1)[:, None] + jnp.sum(Z * Z, axis=1)[None, :] - 2.0 * Zv @ Z.T
-    logits = jnp.where(problem.sample_mask[None, :] > 0, -jnp.maximum(d2, 0.0), -jnp.inf)
-    t_hat = jax.nn.softmax(logits, axis=1) @ problem.t
-    return jnp.mean((t_val - t_hat) ** 2)
