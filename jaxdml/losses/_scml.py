@@ -24,10 +24,14 @@ import jax.numpy as jnp
 __all__ = ["scml_objective", "scml_rda", "SCMLState"]
 
 
-def scml_objective(w, P, iab, ian, beta):
-    """The SCML objective of the weights ``w`` (``P``, ``iab``, ``ian``: see the module docstring)."""
+def scml_objective(w, P, iab, ian, beta, mask=None):
+    """The SCML objective of the weights ``w`` (``P``, ``iab``, ``ian``: see the module docstring;
+    ``mask``: 1 for real triplets, 0 for padding)."""
     Pw = P @ w
-    return jnp.mean(jnp.maximum(1.0 + Pw[iab] - Pw[ian], 0.0)) + beta * jnp.sum(w)
+    hinge = jnp.maximum(1.0 + Pw[iab] - Pw[ian], 0.0)
+    if mask is None:
+        return jnp.mean(hinge) + beta * jnp.sum(w)
+    return jnp.sum(mask * hinge) / jnp.maximum(jnp.sum(mask), 1.0) + beta * jnp.sum(w)
 
 
 class SCMLState(NamedTuple):
@@ -40,10 +44,10 @@ class SCMLState(NamedTuple):
     history: jax.Array
 
 
-def _rda_block(carry, P, iab, ian, beta, gamma, batch_size, block):
-    """``block`` steps of regularised dual averaging with AdaGrad scaling (stochastic minibatches)."""
+def _rda_block(carry, P, iab, ian, n_t, beta, gamma, batch_size, block):
+    """``block`` steps of regularised dual averaging with AdaGrad scaling (minibatches drawn from the
+    first ``n_t`` triplets, the real ones)."""
     t0, gbar, g2, key = carry
-    n_t = iab.shape[0]
     delta = 1e-3
 
     def step(i, c):
@@ -69,7 +73,7 @@ def _weights(t, gbar, g2, beta, gamma, delta):
 
 
 @functools.partial(jax.jit, static_argnames=("batch_size", "block", "max_blocks"))
-def scml_rda(P, iab, ian, beta, gamma, tol, key, *, batch_size, block, max_blocks):
+def scml_rda(P, iab, ian, mask, beta, gamma, tol, key, *, batch_size, block, max_blocks):
     """Stochastic RDA (Xiao 2010) with AdaGrad (Duchi et al. 2011), as the SCML paper solves it.
 
     Runs ``block`` minibatch steps at a time; after each block the full objective of the current
@@ -81,7 +85,8 @@ def scml_rda(P, iab, ian, beta, gamma, tol, key, *, batch_size, block, max_block
     nb = P.shape[1]
     dtype = P.dtype
     zeros = jnp.zeros(nb, dtype)
-    f0 = scml_objective(zeros, P, iab, ian, beta)
+    n_t = jnp.sum(mask).astype(jnp.int32)
+    f0 = scml_objective(zeros, P, iab, ian, beta, mask)
     hist = jnp.full((max_blocks + 1,), jnp.nan, dtype).at[0].set(f0)
     init = ((jnp.asarray(0.0, dtype), zeros, zeros, key), zeros, f0, jnp.asarray(0), jnp.asarray(False), hist, f0)
 
@@ -90,8 +95,8 @@ def scml_rda(P, iab, ian, beta, gamma, tol, key, *, batch_size, block, max_block
 
     def body(s):
         carry, w_best, f_best, k, _, hist, f_prev = s
-        carry, w = _rda_block(carry, P, iab, ian, beta, gamma, batch_size, block)
-        f = scml_objective(w, P, iab, ian, beta)
+        carry, w = _rda_block(carry, P, iab, ian, n_t, beta, gamma, batch_size, block)
+        f = scml_objective(w, P, iab, ian, beta, mask)
         better = f < f_best
         gain = (f_best - jnp.minimum(f, f_best)) / jnp.maximum(jnp.abs(f_best), 1e-12)
         done = (k >= 1) & (gain < tol) & (f_best < f0)

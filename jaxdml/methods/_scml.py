@@ -10,6 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 from sklearn.utils import check_random_state
 
+from .._padding import bucket_size
 from .._validation import Interval, Options
 from ..losses._scml import scml_rda
 from ._pairs import warn_not_converged
@@ -127,6 +128,16 @@ def _projections(X, T, B):
     return P, inv[: T.shape[0]], inv[T.shape[0]:]
 
 
+def _padded(P, iab, ian):
+    """Pad the pairs, the bases and the triplets to bucket sizes (cross-validation folds of similar
+    sizes share one compiled solver); zero bases get zero weight, padded triplets mask 0."""
+    (n_p, n_b), n_t = P.shape, iab.shape[0]
+    P = np.pad(P, ((0, bucket_size(n_p) - n_p), (0, bucket_size(n_b) - n_b)))
+    pad = bucket_size(n_t) - n_t
+    mask = np.r_[np.ones(n_t), np.zeros(pad)]
+    return P, np.r_[iab, np.zeros(pad, iab.dtype)], np.r_[ian, np.zeros(pad, ian.dtype)], mask
+
+
 def _scml(X, codes, n_classes, *, n_components, random_state, max_iter, tol, verbose, k_genuine, k_impostor,
           beta, basis, n_basis, gamma, output_iter, triplets, batch_size="auto"):
     """Triplets and bases on the host, then the jitted stochastic RDA on the weights."""
@@ -152,18 +163,20 @@ def _scml(X, codes, n_classes, *, n_components, random_state, max_iter, tol, ver
         if B.ndim != 2 or B.shape[1] != X.shape[1] or not np.all(np.isfinite(B)):
             raise ValueError(f"SCML: basis must be a finite (n_basis, {X.shape[1]}) array; got shape {B.shape}.")
     P, iab, ian = _projections(X, T, B)
+    P, iab, ian, mask = _padded(P, iab, ian)
     max_iter = 10000 if max_iter is None else int(max_iter)
     tol = 1e-3 if tol is None else float(tol)
     block = min(int(output_iter), max_iter)
     batch_size = 10 if batch_size in (None, "auto") else int(batch_size)
     dtype = jnp.result_type(float)
-    st = scml_rda(jnp.asarray(P, dtype), jnp.asarray(iab), jnp.asarray(ian), float(beta), float(gamma), tol,
+    st = scml_rda(jnp.asarray(P, dtype), jnp.asarray(iab), jnp.asarray(ian), jnp.asarray(mask, dtype), float(beta),
+                  float(gamma), tol,
                   jax.random.PRNGKey(int(rng.randint(2**31 - 1))), batch_size=int(batch_size), block=block,
                   max_blocks=max(max_iter // block, 1))
     converged, blocks = bool(st.converged), int(st.n_iter)
     if not converged:
         warn_not_converged("scml", max_iter, tol)
-    w = np.asarray(st.w, np.float64)
+    w = np.asarray(st.w, np.float64)[: B.shape[0]]
     M = (B.T * w) @ B
     hist = np.asarray(st.history, np.float64)[: blocks + 1]
     return dict(metric=0.5 * (M + M.T), n_iter=blocks * block, converged=converged, loss=float(st.best),
