@@ -171,10 +171,15 @@ def main(argv=None):
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds per (library, algorithm, data set)")
     ap.add_argument("--out", default=None)
+    ap.add_argument("--summarise", default=None, metavar="LOG",
+                    help="print the table of the row lines of an earlier run's output (e.g. one cut short)")
     args = ap.parse_args(argv)
     rows = []
     datasets = args.datasets.split(",")
-    for alg in args.algorithms.split(","):
+    if args.summarise:
+        with open(args.summarise) as fh:
+            rows = [json.loads(ln) for ln in fh if ln.startswith('{"algorithm"')]
+    for alg in ([] if args.summarise else args.algorithms.split(",")):
         for name in (["diabetes"] if alg == "MLKR" else datasets):
             row = dict(algorithm=alg, dataset=name)
             for lib, tag in (("jaxdml", "jaxdml"), ("metric-learn", "ml")):
