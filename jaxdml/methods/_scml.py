@@ -57,19 +57,21 @@ def knn_triplets(X, codes, k_genuine, k_impostor):
     return np.stack([i, j, l], axis=1)
 
 
-def _local_lda(Xs, ys, num_eig):
-    """Unit discriminant directions of one neighbourhood (within-class scatter, rank-truncated)."""
-    classes = np.unique(ys)
-    means = np.stack([Xs[ys == c].mean(0) for c in classes])
-    Xc = Xs - means[np.searchsorted(classes, ys)]
-    U, sv, Vt = np.linalg.svd(Xc, full_matrices=False)
-    rank = int(np.sum(sv > 1e-4 * max(sv[0], 1e-300))) if sv.size else 0
-    W = Vt[:rank].T / sv[:rank] if rank else np.eye(Xs.shape[1])  # whitens the within-class scatter
-    Mb = (means - Xs.mean(0)) * np.sqrt(np.bincount(np.searchsorted(classes, ys)))[:, None]
-    _, _, Vb = np.linalg.svd(Mb @ W, full_matrices=False)
-    B = (W @ Vb.T)[:, :num_eig].T
-    B = np.concatenate([B, np.zeros((num_eig - B.shape[0], Xs.shape[1]))]) if B.shape[0] < num_eig else B
-    return B / np.maximum(np.linalg.norm(B, axis=1, keepdims=True), 1e-300)
+def _local_lda(Xs, cls, n_cls, num_eig):
+    """Unit discriminant directions of a batch of neighbourhoods ``Xs`` (C, m, d) sharing the class
+    pattern ``cls`` (m,): whitening by the within-class scatter (rank-truncated), then the leading
+    right singular vectors of the whitened class means (LDA's directions, batched eigh/SVD)."""
+    onehot = np.eye(n_cls)[cls]  # (m, n_cls)
+    counts = onehot.sum(0)
+    means = np.einsum("cmd,mk->ckd", Xs, onehot) / counts[None, :, None]
+    Xc = Xs - means[:, cls]
+    w, V = np.linalg.eigh(np.einsum("cmi,cmj->cij", Xc, Xc))
+    keep = w > 1e-8 * np.maximum(w[:, -1:], 1e-300)  # singular values above 1e-4 of the largest
+    W = V * np.where(keep, 1.0 / np.sqrt(np.where(keep, w, 1.0)), 0.0)[:, None, :]
+    Mb = (means - Xs.mean(1, keepdims=True)) * np.sqrt(counts)[None, :, None]
+    _, _, Vb = np.linalg.svd(Mb @ W, full_matrices=False)  # (C, n_cls, d)
+    B = np.einsum("cij,ckj->cki", W, Vb[:, :num_eig])  # (C, num_eig, d)
+    return (B / np.maximum(np.linalg.norm(B, axis=2, keepdims=True), 1e-300)).reshape(-1, Xs.shape[2])
 
 
 def lda_basis(X, codes, n_basis, rng):
@@ -91,8 +93,9 @@ def lda_basis(X, codes, n_basis, rng):
         parts = [np.flatnonzero(codes == c)[nbrs[c].kneighbors(centres, n_neighbors=min(k, counts[c]),
                                                                 return_distance=False)]
                  for c in nbrs]
-        local = np.concatenate(parts, axis=1)  # (n_clusters, sum_c k_c)
-        out.extend(_local_lda(X[r], codes[r], num_eig) for r in local)
+        local = np.concatenate(parts, axis=1)  # (n_clusters, sum_c k_c), the same class pattern in each row
+        cls = np.searchsorted(np.flatnonzero(counts), codes[local[0]])
+        out.append(_local_lda(X[local], cls, len(nbrs), num_eig))
     B = np.concatenate(out)
     return B[np.linalg.norm(B, axis=1) > 0][:n_basis]
 
