@@ -155,7 +155,7 @@ def verdict(row, base):
         return "jaxdml failed"
     if m is None or not str(row.get("ml_status", "ok")).startswith("ok"):
         if m is None:
-            return "ok (ml failed)" if j >= base - 1e-9 else "below Euclidean (ml failed)"
+            return "ok (ml: no result)" if j >= base - 1e-9 else "below Euclidean (ml: no result)"
     acc_ok = j >= m - 0.01
     time_ok = jt is not None and mt is not None and (jt <= 0.5 * mt if mt >= 1.0 else jt <= 1.0)
     if str(row.get("ml_status", "")).startswith("timeout"):
