@@ -49,4 +49,3 @@ def mlkr(L, problem: RegressionProblem, *, anchors=None):
     t_hat = weights @ problem.t
     wa = mask[idx]
     return jnp.sum(wa * (problem.t[idx] - t_hat) ** 2) / jnp.maximum(jnp.sum(wa), 1.0)
-
