@@ -30,6 +30,7 @@ ESTIMATORS = [
     jaxdml.MMC(max_iter=5),
     jaxdml.LODML(max_iter=5), jaxdml.CMOML(max_iter=5),  # ordinal (their kernel versions share the base class)
     jaxdml.GMML(), jaxdml.LLDA(), jaxdml.KLLDA(), jaxdml.IMLS(LinearDiscriminantAnalysis(), max_iter=2),  # pyDML's
+    jaxdml.SDML(), jaxdml.LSML(max_iter=5), jaxdml.SCML(max_iter=500),  # metric-learn's weakly supervised algorithms
 ]
 
 

@@ -5,9 +5,10 @@ from ..methods import (ANMM, LFDA, MLKR, MMC, RCA, Covariance, DMLMJ, ITML, KANM
                        PCA, BaseMetricLearner, DMLEig, Euclidean, GradientMetricLearner, KernelMetricLearner,
                        MetricLearner)
 # weak supervision (metric-learn parity)
-from ..methods import ITML_Supervised, MMC_Supervised
+from ..methods import ITML_Supervised, LSML_Supervised, MMC_Supervised, SCML_Supervised, SDML_Supervised
 from ..methods import CMOML, KCMOML, KODML, LODML  # ordinal metric learning
 from ..methods import GMML, KLLDA, LLDA  # pyDML's algorithms
+from ..methods import LSML, SCML, SDML  # metric-learn's weakly supervised algorithms
 
 __all__ = [
     "BaseMetricLearner", "GradientMetricLearner", "KernelMetricLearner", "MetricLearner",
@@ -17,7 +18,8 @@ __all__ = [
     "ITML", "LSI", "DMLEig",
     "Covariance", "LFDA", "RCA", "MLKR", "MMC",
     # weak supervision (metric-learn parity)
-    "ITML_Supervised", "MMC_Supervised",
+    "ITML_Supervised", "MMC_Supervised", "SDML_Supervised", "LSML_Supervised", "SCML_Supervised",
     "LODML", "KODML", "CMOML", "KCMOML",  # ordinal metric learning
     "GMML", "LLDA", "KLLDA",  # pyDML's algorithms
+    "SDML", "LSML", "SCML",  # metric-learn's weakly supervised algorithms
 ]

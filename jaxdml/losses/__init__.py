@@ -20,12 +20,17 @@ from ._dml_eig import *  # noqa: E402,F401,F403
 from ._embedding import embedded, on_embedding
 from . import _dml_eig, _itml, _ldml, _lsi, _mcml, _ncm  # noqa: E402
 from ._ordinal import OrdinalProblem, cmoml, odml, ordered_chains  # noqa: E402  (ordinal metric learning)
+from . import _lsml, _scml, _sdml  # noqa: E402  (metric-learn's weakly supervised algorithms)
+from ._lsml import *  # noqa: E402,F401,F403
+from ._scml import *  # noqa: E402,F401,F403
+from ._sdml import *  # noqa: E402,F401,F403
 
 __all__ = ["nca", "mlkr", "RegressionProblem", "lmnn", "lmnn_metric", "lmnn_pairs", "embedded", "on_embedding",
            "LossSpec", "register", "get", "REGISTRY"] + [
     *_ncm.__all__, *_mcml.__all__, *_ldml.__all__, *_lsi.__all__, *_itml.__all__, *_dml_eig.__all__,
 ]
 __all__ += ["odml", "cmoml", "ordered_chains", "OrdinalProblem"]  # ordinal metric learning
+__all__ += [*_sdml.__all__, *_lsml.__all__, *_scml.__all__]  # metric-learn's weakly supervised algorithms
 
 
 def __getattr__(name):

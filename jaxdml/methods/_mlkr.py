@@ -7,6 +7,7 @@ import numbers
 import jax
 import jax.numpy as jnp
 import numpy as np
+from sklearn.utils import check_random_state
 
 from .._padding import resolve_bucket
 from .._validation import Interval, Options
@@ -15,12 +16,17 @@ from ..solvers._driver import make_optimizer, minimize
 from ..solvers._init import initial_components
 from ._base import BaseMetricLearner
 from ._gradient import finish
+from ._pairs import warn_not_converged
 from ._record import Method
 
 __all__ = ["MLKR", "MLKR_METHOD", "MLKR_MAX_ITER"]
 
 #: L-BFGS iterations by default
 MLKR_MAX_ITER = 200
+#: early stopping: L-BFGS restarts every so many iterations (to look at the held-out error)
+MLKR_CHECK_EVERY = 10
+#: early stopping: iterations without a lower held-out error before stopping
+MLKR_PATIENCE = 10
 
 
 def regression_problem(X, t, pad_to="auto") -> RegressionProblem:
@@ -38,22 +44,113 @@ def regression_problem(X, t, pad_to="auto") -> RegressionProblem:
                              sample_mask=jnp.asarray(pad(np.ones(n)), dtype))
 
 
-def _mlkr(X, targets, n_classes, *, n_components, random_state, max_iter, tol, verbose, init="auto",
-          optimizer=None, learning_rate=None, pad_to="auto", **_):
-    """Minimise the leave-one-out kernel regression error with the optax driver (L-BFGS)."""
-    problem = regression_problem(X, targets, pad_to)
+def _split(n, fraction, rng):
+    """Random (fit, validation) row indices; None when there are too few rows to hold any out."""
+    n_val = int(round(fraction * n))
+    if n_val < 5 or n - n_val < 10:
+        return None
+    perm = rng.permutation(n)
+    return np.sort(perm[n_val:]), np.sort(perm[:n_val])
+
+
+class _Iterates:
+    """Host-side sink of the driver's per-iteration callback (one module-level callable, so that the
+    compiled runner is shared by every early-stopped fit): the held-out error of each iterate."""
+
+    def __init__(self):
+        self.watch = None
+
+    def __call__(self, params, n_iter, loss):
+        if self.watch is not None:
+            self.watch(np.asarray(params, np.float64))
+
+
+_ITERATES = _Iterates()
+
+
+def _heldout_error_np(L, Xf, tf, Xv, tv):
+    Zf, Zv = Xf @ L.T, Xv @ L.T
+    d2 = np.sum(Zv**2, 1)[:, None] + np.sum(Zf**2, 1)[None, :] - 2.0 * Zv @ Zf.T
+    logits = -np.maximum(d2, 0.0)
+    w = np.exp(logits - logits.max(1, keepdims=True))
+    return float(np.mean((tv - (w @ tf) / w.sum(1)) ** 2))
+
+
+def _early_stopped(X, t, L0, split, opt, *, max_iter, tol, learning_rate, verbose, pad_to):
+    """L-BFGS on the fit rows (restarted every :data:`MLKR_CHECK_EVERY` iterations); the
+    kernel-regression error of the validation rows, predicted from the fit rows, is measured at
+    every iterate; stops once it has not improved for :data:`MLKR_PATIENCE` iterations. Returns
+    the iterate with the lowest validation error."""
+    fit, val = split
+    mean, std = float(np.mean(t[fit])), float(np.std(t[fit]))
+    if not std > 0:
+        raise ValueError("MLKR: the targets y are constant; there is nothing to regress.")
+    problem = regression_problem(X[fit], t[fit], pad_to)
+    Xf, tf, Xv, tv = X[fit], (t[fit] - mean) / std, X[val], (t[val] - mean) / std
+    track = dict(best=_heldout_error_np(L0, Xf, tf, Xv, tv), L=np.asarray(L0, np.float64), since=0, seen=0)
+    val_hist = [track["best"]]
+
+    def watch(L):
+        v = _heldout_error_np(L, Xf, tf, Xv, tv)
+        val_hist.append(v)
+        track["seen"] += 1
+        if v < track["best"]:
+            track.update(best=v, L=L, since=0)
+        else:
+            track["since"] += 1
+
+    L, done, hist = jnp.asarray(L0, problem.X.dtype), 0, []
+    _ITERATES.watch = watch
+    try:
+        while done < max_iter and track["since"] < MLKR_PATIENCE:
+            res = minimize(mlkr, L, problem, optimizer=opt, max_iter=min(MLKR_CHECK_EVERY, max_iter - done), tol=tol,
+                           learning_rate=learning_rate, verbose=verbose, callback=_ITERATES)
+            n_iter = int(res.n_iter)
+            jax.effects_barrier()  # every iterate's callback has run
+            hist.extend(np.asarray(res.loss_history, np.float64)[: n_iter + 1].tolist())
+            done, L = done + max(n_iter, 1), res.params
+            if bool(res.converged) or bool(res.failed):
+                break
+    finally:
+        _ITERATES.watch = None
+    stopped = track["since"] >= MLKR_PATIENCE or bool(res.converged)
+    return track["L"], done, stopped, np.asarray(hist), dict(validation_error=np.asarray(val_hist),
+                                                             failed=bool(res.failed))
+
+
+def _mlkr(X, targets, n_classes, *, n_components, random_state, max_iter, tol, verbose, early_stopping,
+          validation_fraction, init="auto", optimizer=None, learning_rate=None, pad_to="auto", **_):
+    """Minimise the leave-one-out kernel regression error with the optax driver (L-BFGS); by default
+    stop early on the error of held-out rows."""
+    rng = check_random_state(random_state)
+    t = np.asarray(targets, np.float64)
+    full = regression_problem(X, t, pad_to)
     L0 = initial_components(init, X, None, 0, n_components, random_state)
     max_iter = MLKR_MAX_ITER if max_iter is None else int(max_iter)
     tol = 1e-5 if tol is None else float(tol)
     opt = make_optimizer(optimizer or "lbfgs") if optimizer is None or isinstance(optimizer, str) else optimizer
-    res = minimize(mlkr, jnp.asarray(L0, problem.X.dtype), problem, optimizer=opt, max_iter=max_iter, tol=tol,
+    split = _split(X.shape[0], validation_fraction, rng) if early_stopping else None
+    if split is not None:
+        L, n_iter, converged, hist, info = _early_stopped(X, t, L0, split, opt, max_iter=max_iter, tol=tol,
+                                                          learning_rate=learning_rate, verbose=verbose,
+                                                          pad_to=pad_to)
+        if not converged:
+            warn_not_converged("mlkr", max_iter, tol)
+        loss = float(mlkr(jnp.asarray(L, full.X.dtype), full))
+        return dict(L=np.asarray(L, np.float64), n_iter=n_iter, converged=converged, loss_history=hist, loss=loss,
+                    info=info)
+    res = minimize(mlkr, jnp.asarray(L0, full.X.dtype), full, optimizer=opt, max_iter=max_iter, tol=tol,
                    learning_rate=learning_rate, verbose=verbose)
     n_iter, hist = finish(res, "mlkr", max_iter, tol)
     return dict(L=np.asarray(res.params, np.float64), n_iter=n_iter, converged=bool(res.converged),
                 loss_history=hist, loss=float(res.loss), info=dict(failed=bool(res.failed)))
 
 
+_CONSTRAINTS = {"early_stopping": ["boolean"],
+                "validation_fraction": [Interval(numbers.Real, 0, 1, closed="neither")]}
+
 MLKR_METHOD = Method("mlkr", "L", _mlkr, settings=frozenset({"init", "optimizer", "learning_rate", "pad_to"}),
+                     defaults=dict(early_stopping=True, validation_fraction=0.2), constraints=_CONSTRAINTS,
                      estimator="MLKR", labels=False)
 
 _INIT = [Options({"auto", "identity", "pca", "random"}), "array-like"]
@@ -73,6 +170,15 @@ class MLKR(BaseMetricLearner):
     (log-sum-exp stabilised; targets standardised internally) with full-batch L-BFGS
     (:func:`jaxdml.losses.mlkr`, :func:`jaxdml.minimize`). ``y`` holds real-valued targets.
 
+    Run to convergence, this objective overfits: the leave-one-out error of the training targets
+    keeps falling while the kernel sharpens (``||L||`` grows from 3 to 60-100 on diabetes) and the
+    metric stops generalising. By default (``early_stopping=True``) a random
+    ``validation_fraction`` of the rows is held out: L-BFGS fits the others and, at every
+    iterate, the Nadaraya-Watson error of the held-out targets (predicted from the fitted rows)
+    is measured; the fit stops once it has not improved for 10 iterations and returns the
+    iterate with the lowest held-out error (early stopping as scikit-learn's MLP does it; the
+    returned map is trained on the other rows).
+
     Parameters
     ----------
     n_components : int, default=None
@@ -82,8 +188,12 @@ class MLKR(BaseMetricLearner):
         L-BFGS iterations (None: 200).
     tol : float, default=1e-5
         Relative loss improvement below which it stops.
+    early_stopping : bool, default=True
+        Stop on the error of held-out rows (above); False minimises the objective on all rows.
+    validation_fraction : float in (0, 1), default=0.2
+        Share of the rows held out for early stopping (ignored below 5 held-out or 10 fitted rows).
     random_state : int, RandomState or None
-        Seeds ``init="random"``.
+        Seeds the held-out split and ``init="random"``.
     verbose : int, default=0
 
     Attributes
@@ -92,11 +202,10 @@ class MLKR(BaseMetricLearner):
 
     Notes
     -----
-    Run to convergence, MLKR can overfit: the leave-one-out error of the training targets keeps
-    falling as the kernel sharpens. On scikit-learn's diabetes (min-max scaled, 5-fold CV) 5-NN
-    regression after the default fit scores R^2 0.26 against 0.39 with the Euclidean distance
-    (metric-learn's MLKR: 0.34); a small budget (``max_iter=5``: 0.42) or a loose ``tol``
-    (``1e-2``: 0.40) acts as early stopping. Choose the budget by cross-validation.
+    On scikit-learn's diabetes (min-max scaled, 5-fold CV, shuffled with seed 0) 5-NN regression
+    scores R^2 0.41 after the default fit, against 0.39 with the Euclidean distance, 0.29 with
+    ``early_stopping=False`` (the objective minimised on all rows) and 0.34 with metric-learn's
+    MLKR (which minimises it too).
 
     Examples
     --------
@@ -119,10 +228,14 @@ class MLKR(BaseMetricLearner):
         "tol": [Interval(numbers.Real, 0, None)],
         "random_state": ["random_state"],
         "verbose": [Interval(numbers.Integral, 0, None), "boolean"],
+        **_CONSTRAINTS,
     }
 
-    def __init__(self, n_components=None, *, init="auto", max_iter=None, tol=1e-5, random_state=None, verbose=0):
+    def __init__(self, n_components=None, *, init="auto", max_iter=None, tol=1e-5, early_stopping=True,
+                 validation_fraction=0.2, random_state=None, verbose=0):
         self.n_components = n_components
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
         self.init = init
         self.max_iter = max_iter
         self.tol = tol

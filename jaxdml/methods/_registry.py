@@ -36,6 +36,9 @@ from ._cmoml import CMOML_METHOD, KCMOML_METHOD  # ordinal metric learning
 from ._record import Method
 from ._gmml import GMML_METHOD  # pyDML's algorithms
 from ._llda import KLLDA_METHOD, LLDA_METHOD  # pyDML's algorithms
+from ._lsml import LSML_METHOD  # metric-learn's weakly supervised algorithms
+from ._scml import SCML_METHOD
+from ._sdml import SDML_METHOD
 
 __all__ = ["BUILTIN", "methods", "register_method", "get_method", "resolve", "available_methods"]
 
@@ -50,6 +53,7 @@ BUILTIN = (
     COVARIANCE_METHOD, LFDA_METHOD, RCA_METHOD, MLKR_METHOD, MMC_METHOD,  # metric-learn's algorithms
     LODML_METHOD, KODML_METHOD, CMOML_METHOD, KCMOML_METHOD,  # ordinal metric learning (integer grades)
     GMML_METHOD, LLDA_METHOD, KLLDA_METHOD,  # pyDML's algorithms
+    SDML_METHOD, LSML_METHOD, SCML_METHOD,  # metric-learn's weakly supervised algorithms
 )
 
 _TABLE: dict = {m.name: m for m in BUILTIN}

@@ -10,9 +10,13 @@ supervised_alias(NAME)`` here, plus the export lines.
 from __future__ import annotations
 
 from ._itml import ITML
+from ._lsml import LSML
 from ._mmc import MMC
+from ._scml import SCML
+from ._sdml import SDML
 
-__all__ = ["supervised_alias", "ITML_Supervised", "MMC_Supervised"]
+__all__ = ["supervised_alias", "ITML_Supervised", "MMC_Supervised", "SDML_Supervised", "LSML_Supervised",
+           "SCML_Supervised"]
 
 
 def supervised_alias(cls, name=None):
@@ -29,3 +33,6 @@ def supervised_alias(cls, name=None):
 
 ITML_Supervised = supervised_alias(ITML)
 MMC_Supervised = supervised_alias(MMC)
+SDML_Supervised = supervised_alias(SDML)
+LSML_Supervised = supervised_alias(LSML)
+SCML_Supervised = supervised_alias(SCML)
