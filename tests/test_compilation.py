@@ -82,3 +82,31 @@ def test_disable_in_process():
     finally:
         jax.config.update("jax_enable_compilation_cache", before[0])
         compilation._state.update(before[1])
+
+
+def test_cross_validation_folds_share_one_program_and_nothing_else_compiles():
+    """Folds of 160 and 161 rows (wine's) land in one bucket; a fit compiles its solver loop and no
+    conversion or seeding program besides."""
+    import jax
+    import numpy as np
+
+    import jaxdml
+    from jaxdml._padding import bucket_size
+
+    assert bucket_size(160) == bucket_size(161) == bucket_size(187) == 192
+    assert bucket_size(1000) == 1024 and bucket_size(4000) <= 4000 * 1.125
+    compiled = []
+
+    def listen(event, duration, fun_name=None, **_):
+        if event.endswith("backend_compile_duration"):
+            compiled.append(fun_name)
+
+    X = np.random.default_rng(1).random((161, 11))
+    y = np.arange(161) % 3
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    try:
+        for n in (160, 161):
+            jaxdml.fit(X[:n], y[:n], loss="nca", max_iter=4)
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listen)
+    assert compiled == ["jit(run)"], compiled
