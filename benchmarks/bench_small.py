@@ -133,6 +133,9 @@ def worker(family, library, dataset, data_dir):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for Xtr, ytr, Xte, yte in folds:
+            # integer labels for every library (metric-learn's ITML_Supervised rejects strings)
+            classes = np.unique(np.concatenate([ytr, yte]))
+            ytr, yte = np.searchsorted(classes, ytr), np.searchsorted(classes, yte)
             sc = MinMaxScaler().fit(Xtr)
             Xtr_s, Xte_s = sc.transform(Xtr), sc.transform(Xte)
             t1 = time.perf_counter()
