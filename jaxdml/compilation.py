@@ -16,7 +16,7 @@ alone.
 (It was opt-in for a while: a long test session aborted inside XLA while the cache was on. A later
 crash with the cache off showed the cause: one process holding every compiled program of the
 suite exhausted the kernel's memory-map limit, which the test configuration now prevents. With the
-cache on in fresh folders the suite ran without a crash, holding at most ~18 000 of the 65 530
+cache on in fresh folders the suite ran without a crash, holding at most ~19 000 of the 65 530
 memory maps.)
 """
 
