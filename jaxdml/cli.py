@@ -22,6 +22,18 @@ import numpy as np
 __all__ = ["main"]
 
 
+
+def _compilation_cache(on: bool) -> None:
+    """The persistent compilation cache: jaxdml's default (on unless ``JAXDML_COMPILATION_CACHE=0``),
+    or off with ``--no-cache``."""
+    from jaxdml.compilation import disable_compilation_cache, ensure_default_cache
+
+    if on:
+        ensure_default_cache()
+    else:
+        disable_compilation_cache()
+
+
 def _parse_hyper(items):
     out = {}
     for item in items or []:
@@ -55,10 +67,7 @@ def _cmd_fit(args) -> int:
             raise ValueError(f"cannot write --out {args.out!r} (folder {folder!r} is missing or not writable, "
                              "or the path is a folder).")
 
-    if args.cache:
-        from jaxdml.compilation import enable_compilation_cache
-
-        enable_compilation_cache()
+    _compilation_cache(args.cache)
     X, y = load_dataset(args.dataset)
     hyper = _parse_hyper(args.param)
     loss = args.loss
@@ -119,10 +128,7 @@ def _cmd_experiment(args) -> int:
         if default_data_dir() is None:
             print(f"jaxdml: no --data folder given and ../shared/keel not found (set ${DATA_DIR_ENV}); "
                   "only scikit-learn data sets (iris, wine, breast_cancer, digits) can be used.", file=sys.stderr)
-    if args.cache:
-        from jaxdml.compilation import enable_compilation_cache
-
-        enable_compilation_cache()
+    _compilation_cache(args.cache)
     try:
         ks = [int(v) for v in _split_list(args.k)] if args.k else [exp.default_k]
     except ValueError:

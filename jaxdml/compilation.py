@@ -1,18 +1,23 @@
 """Persistent XLA compilation cache: compile once per machine, not once per process.
 
-With ``JAXDML_COMPILATION_CACHE=1`` in the environment (or after :func:`enable_compilation_cache`;
-the command line turns it on unless ``--no-cache``), jaxdml turns JAX's own persistent cache on at
-the start of the first fit of a process, so a second Python process on the same machine loads the
-compiled programs instead of compiling them again. It is not on by default: in a long test
-session XLA aborted the process while serialising one of the minibatch executables (under
-investigation), and an abort is worse than a compile. The cache lives under the user's cache folder (``$XDG_CACHE_HOME/jaxdml/xla``, by default
+jaxdml turns JAX's own persistent cache on at the start of the first fit of a process, so a second
+Python process on the same machine loads the compiled programs instead of compiling them again.
+The cache lives under the user's cache folder (``$XDG_CACHE_HOME/jaxdml/xla``, by default
 ``~/.cache/jaxdml/xla``; ``JAXDML_CACHE_DIR`` moves it), is bounded in size (least recently used
 entries are evicted beyond :data:`DEFAULT_MAX_BYTES`) and every read and write holds a file lock,
 so concurrent processes never see a half-written entry.
 
-Turning it off again: ``JAXDML_COMPILATION_CACHE=0`` (the default) or
-:func:`disable_compilation_cache`. A cache directory the user configured in JAX itself
-(``jax_compilation_cache_dir``) is respected and left alone.
+Turning it off: ``JAXDML_COMPILATION_CACHE=0`` in the environment, or
+:func:`disable_compilation_cache` before the first fit. It stays off in multi-process
+(``jax.distributed``) runs, whose executables must not be loaded by a single-process run. A cache
+directory the user configured in JAX itself (``jax_compilation_cache_dir``) is respected and left
+alone.
+
+(It was opt-in for a while: a long test session aborted inside XLA while the cache was on. A later
+crash with the cache off showed the cause: one process holding every compiled program of the
+suite exhausted the kernel's memory-map limit, which the test configuration now prevents. With the
+cache on in fresh folders the suite ran without a crash, holding at most ~19 000 of the 65 530
+memory maps.)
 """
 
 from __future__ import annotations
@@ -109,9 +114,9 @@ def disable_compilation_cache() -> None:
 
 
 def ensure_default_cache() -> None:
-    """Turn the cache on once per process if ``JAXDML_COMPILATION_CACHE=1`` (called by every fit).
+    """Turn the default cache on once per process (called by every fit).
 
-    Does nothing when the user did not opt in (``JAXDML_COMPILATION_CACHE`` unset or ``0``, or
+    Does nothing when the user opted out (``JAXDML_COMPILATION_CACHE=0``, or
     :func:`disable_compilation_cache`), already chose a cache in JAX, runs several processes with
     ``jax.distributed`` (their executables must not be shared with single-process runs), or the
     folder cannot be created (then a warning says so and fits run without the cache).
@@ -119,7 +124,7 @@ def ensure_default_cache() -> None:
     if _state["decided"]:
         return
     _state["decided"] = True
-    if os.environ.get("JAXDML_COMPILATION_CACHE", "0").strip().lower() in _OFF:
+    if os.environ.get("JAXDML_COMPILATION_CACHE", "1").strip().lower() in _OFF:
         return
     import jax
 

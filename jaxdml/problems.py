@@ -183,6 +183,16 @@ def class_centroids(X: np.ndarray, codes: np.ndarray, n_classes: int, n_centroid
     return C, lab, mask
 
 
+def _device(a, dtype=None):
+    """A device array from host data, cast on the host to JAX's (canonical) ``dtype``.
+
+    ``jnp.asarray`` compiles a small program per shape and dtype (a cast, or staging the array);
+    a NumPy cast and ``jax.device_put`` compile nothing, so the first fit of a process pays less.
+    """
+    a = np.asarray(a)
+    return jax.device_put(a.astype(jax.dtypes.canonicalize_dtype(a.dtype if dtype is None else dtype), copy=False))
+
+
 def make_problem(
     X,
     y,
@@ -260,10 +270,10 @@ def make_problem(
         return np.concatenate([a, extra], axis=0)
 
     fields = dict(
-        X=jnp.asarray(pad_rows(X, 0.0), dtype=dtype),
-        y=jnp.asarray(pad_rows(codes, 0)),
-        sample_mask=jnp.asarray(pad_rows(np.ones(n, np.float32), 0.0), dtype=dtype),
-        class_counts=jnp.asarray(np.bincount(codes, minlength=n_classes), dtype=dtype),
+        X=_device(pad_rows(X, 0.0), dtype=dtype),
+        y=_device(pad_rows(codes, 0)),
+        sample_mask=_device(pad_rows(np.ones(n, np.float32), 0.0), dtype=dtype),
+        class_counts=_device(np.bincount(codes, minlength=n_classes), dtype=dtype),
     )
     if targets is not None:
         t = np.asarray(targets)
@@ -272,21 +282,21 @@ def make_problem(
         if t.size and (t.min() < 0 or t.max() >= n):
             raise ValueError(f"make_problem: targets must index rows 0..{n - 1}.")
         tm = ((codes[t] == codes[:, None]) & (t != np.arange(n)[:, None])).astype(np.float32)
-        fields["targets"] = jnp.asarray(pad_index(t.astype(np.int32)))
-        fields["target_mask"] = jnp.asarray(pad_rows(tm, 0.0), dtype=dtype)
+        fields["targets"] = _device(pad_index(t.astype(np.int32)))
+        fields["target_mask"] = _device(pad_rows(tm, 0.0), dtype=dtype)
     elif n_neighbors is not None:
         t, tm = target_neighbors(X, codes, int(n_neighbors), warn=warn)
-        fields["targets"] = jnp.asarray(pad_index(t))
-        fields["target_mask"] = jnp.asarray(pad_rows(tm, 0.0), dtype=dtype)
+        fields["targets"] = _device(pad_index(t))
+        fields["target_mask"] = _device(pad_rows(tm, 0.0), dtype=dtype)
     if n_impostors is not None:
         im, imm = impostor_candidates(X, codes, int(n_impostors))
-        fields["impostors"] = jnp.asarray(pad_index(im))
-        fields["impostor_mask"] = jnp.asarray(pad_rows(imm, 0.0), dtype=dtype)
+        fields["impostors"] = _device(pad_index(im))
+        fields["impostor_mask"] = _device(pad_rows(imm, 0.0), dtype=dtype)
     if n_centroids is not None:
         C, lab, cm = class_centroids(X, codes, n_classes, int(n_centroids), random_state)
-        fields["centroids"] = jnp.asarray(C, dtype=dtype)
-        fields["centroid_labels"] = jnp.asarray(lab)
-        fields["centroid_mask"] = jnp.asarray(cm, dtype=dtype)
+        fields["centroids"] = _device(C, dtype=dtype)
+        fields["centroid_labels"] = _device(lab)
+        fields["centroid_mask"] = _device(cm, dtype=dtype)
     return LabeledProblem(**fields)
 
 
@@ -344,9 +354,9 @@ def make_pairs_problem(X, pairs, similar, *, pad_to: int | None = None, dtype=No
     a = np.concatenate([pairs[:, 0], np.zeros(pad, np.int64)]).astype(np.int32)
     b = np.concatenate([pairs[:, 1], np.zeros(pad, np.int64)]).astype(np.int32)
     return PairsProblem(
-        X=jnp.asarray(X, dtype=dtype),
-        a=jnp.asarray(a),
-        b=jnp.asarray(b),
-        similar=jnp.asarray(np.concatenate([similar, np.zeros(pad)]), dtype=dtype),
-        pair_mask=jnp.asarray(np.concatenate([np.ones(p), np.zeros(pad)]), dtype=dtype),
+        X=_device(X, dtype=dtype),
+        a=_device(a),
+        b=_device(b),
+        similar=_device(np.concatenate([similar, np.zeros(pad)]), dtype=dtype),
+        pair_mask=_device(np.concatenate([np.ones(p), np.zeros(pad)]), dtype=dtype),
     )

@@ -1,8 +1,26 @@
+import os
+import shutil
+import tempfile
 import warnings
 
 import jax
 import numpy as np
 import pytest
+
+
+def pytest_configure(config):
+    """The persistent compilation cache is on by default: the suite uses (and exercises) it in a
+    private, fresh folder, removed at the end, and never writes the user's cache. Subprocesses the
+    tests start inherit the folder."""
+    folder = tempfile.mkdtemp(prefix="jaxdml-tests-xla-")
+    config._jaxdml_xla_cache = folder
+    os.environ["JAXDML_CACHE_DIR"] = folder
+
+
+def pytest_unconfigure(config):
+    folder = getattr(config, "_jaxdml_xla_cache", None)
+    if folder:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""The persistent compilation cache: opt-in, bounded, shared safely by concurrent processes."""
+"""The persistent compilation cache: on by default (opt-out), bounded, shared safely by concurrent processes."""
 
 import json
 import os
@@ -10,7 +10,9 @@ import textwrap
 ROOT = str(pathlib.Path(__file__).resolve().parents[1])
 
 SCRIPT = textwrap.dedent("""
-    import json, warnings, jax, numpy as np, jaxdml
+    import json, sys, warnings, jax, numpy as np, jaxdml
+    if "--disable" in sys.argv:
+        jaxdml.compilation.disable_compilation_cache()
     hits = []
     jax.monitoring.register_event_listener(lambda name, **kw: hits.append(name) if name.endswith("cache_hits") else None)
     X = np.random.default_rng(0).random((50, 3)); y = np.arange(50) % 2
@@ -28,15 +30,15 @@ def _env(tmp_path, **extra):
     return env
 
 
-def _run(env):
-    out = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env,
+def _run(env, *args):
+    out = subprocess.run([sys.executable, "-c", SCRIPT, *args], capture_output=True, text=True, env=env,
                          cwd=ROOT, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def test_opt_in_cache_serves_a_second_process(tmp_path):
-    env = _env(tmp_path, JAXDML_COMPILATION_CACHE="1")
+def test_default_cache_serves_a_second_process(tmp_path):
+    env = _env(tmp_path)  # no JAXDML_ setting at all: the default
     folder = tmp_path / "home-cache" / "jaxdml" / "xla"
     folder.mkdir(parents=True)
     # an entry written by a process that used the folder without a size bound (no "-atime" record):
@@ -48,13 +50,15 @@ def test_opt_in_cache_serves_a_second_process(tmp_path):
     assert not first["bad"] and not second["bad"]
 
 
-def test_cache_is_off_unless_asked(tmp_path):
-    res = _run(_env(tmp_path))
-    assert res["dir"] in (None, "") and not (tmp_path / "home-cache" / "jaxdml").exists()
+def test_opt_out_by_environment_and_by_function(tmp_path):
+    for env, args in ((_env(tmp_path, JAXDML_COMPILATION_CACHE="0"), ()), (_env(tmp_path), ("--disable",))):
+        res = _run(env, *args)
+        assert res["dir"] in (None, "") and res["hits"] == 0
+        assert not (tmp_path / "home-cache" / "jaxdml").exists()
 
 
 def test_concurrent_processes_share_the_cache(tmp_path):
-    env = _env(tmp_path, JAXDML_CACHE_DIR=str(tmp_path / "shared"), JAXDML_COMPILATION_CACHE="1")
+    env = _env(tmp_path, JAXDML_CACHE_DIR=str(tmp_path / "shared"))
     procs = [subprocess.Popen([sys.executable, "-c", SCRIPT], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               text=True, env=env, cwd=ROOT) for _ in range(3)]
     for p in procs:
@@ -78,3 +82,31 @@ def test_disable_in_process():
     finally:
         jax.config.update("jax_enable_compilation_cache", before[0])
         compilation._state.update(before[1])
+
+
+def test_cross_validation_folds_share_one_program_and_nothing_else_compiles():
+    """Folds of 160 and 161 rows (wine's) land in one bucket; a fit compiles its solver loop and no
+    conversion or seeding program besides."""
+    import jax
+    import numpy as np
+
+    import jaxdml
+    from jaxdml._padding import bucket_size
+
+    assert bucket_size(160) == bucket_size(161) == bucket_size(187) == 192
+    assert bucket_size(1000) == 1024 and bucket_size(4000) <= 4000 * 1.125
+    compiled = []
+
+    def listen(event, duration, fun_name=None, **_):
+        if event.endswith("backend_compile_duration"):
+            compiled.append(fun_name)
+
+    X = np.random.default_rng(1).random((161, 11))
+    y = np.arange(161) % 3
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    try:
+        for n in (160, 161):
+            jaxdml.fit(X[:n], y[:n], loss="nca", max_iter=4)
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listen)
+    assert compiled == ["jit(run)"], compiled

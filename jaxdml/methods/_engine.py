@@ -13,6 +13,7 @@ import numbers
 import numpy as np
 
 from .._runtime import single_threaded_blas
+from ..compilation import ensure_default_cache
 from .._logging import log_history, show_progress
 from .._validation import Interval, check_data, check_n_components, check_params, encode_labels
 from ..linalg import components_from_metric
@@ -126,6 +127,7 @@ def run(method: Method, X, y, *, n_components=None, max_iter=None, tol=None, ran
     ``checked=True``: the caller (an estimator) has already validated the parameters and the
     data (float64, finite, 2-D, labels of matching length), so they are not checked again.
     """
+    ensure_default_cache()  # estimators and jaxdml.fit alike: a later process loads, not compiles
     given = split_settings(method, settings or {})
     hyper = dict(hyper or {})
     if not checked:

@@ -202,7 +202,8 @@ def _setup(spec, X, codes, n_classes, n_components, *, init, n_neighbors, pad_to
     problem = make_problem(X, codes, n_neighbors=n_neighbors if needs_targets else None, pad_to=bucket,
                            random_state=random_state, validate=False, **problem_kw)
     L0 = initial_components(init, X, codes, n_classes, d if spec.param == "M" else n_components, random_state)
-    params0 = jnp.asarray(L0 if spec.param == "L" else L0.T @ L0, dtype=problem.X.dtype)
+    # cast on the host: a jnp cast would compile a conversion program per shape
+    params0 = jax.device_put(np.asarray(L0 if spec.param == "L" else L0.T @ L0, dtype=problem.X.dtype))
     return problem, params0, pre, bucket, devices, n_dev
 
 
@@ -258,7 +259,8 @@ def solve_loss(spec: LossSpec, name: str, X, codes, n_classes, *, n_components, 
     learning_rate = spec.learning_rate if learning_rate is None else learning_rate
     max_iter = spec.max_iter if max_iter is None else max_iter
     batch_size, n_candidates = _batching(spec, n, bucket, n_dev, batch_size, n_candidates, optimizer, params0)
-    key = jax.random.key(seed_from(random_state))
+    # the shuffling key of minibatch training (full-batch steps need none: no seeding program)
+    key = None if batch_size is None else jax.random.key(seed_from(random_state))
     t_solve = time.perf_counter()
     res = minimize(spec.fn, params0, problem, optimizer=optimizer, projection=projection, max_iter=max_iter,
                    tol=tol, learning_rate=learning_rate, hyper=hyper, verbose=verbose, batch_size=batch_size,

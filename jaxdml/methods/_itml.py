@@ -136,7 +136,7 @@ def _itml(X, codes, n_classes, *, n_components, random_state, max_iter, tol, ver
     order = rng.permutation(V.shape[0])  # interleave similar and dissimilar pairs
     a, b, s, V = a[order], b[order], s[order], V[order]
     c = V.shape[0]
-    pad = bucket_size(c) - c
+    pad = bucket_size(c, minimum=32) - c  # each padded row costs a step of every sweep: a fine grid
     delta = np.concatenate([2.0 * s - 1.0, np.zeros(pad)])
     xi0 = np.where(delta > 0, u, l)
     Vp = np.concatenate([V, np.zeros((pad, V.shape[1]))])

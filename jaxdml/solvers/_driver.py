@@ -16,6 +16,7 @@ from typing import Any, Callable, NamedTuple, Optional
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import optax
 from optax import tree_utils as otu
 
@@ -75,6 +76,8 @@ def split_hyper(hyper: dict) -> tuple[tuple, dict]:
     for k, v in hyper.items():
         if v is None or isinstance(v, (bool, str, numbers.Integral)) or callable(v):
             static.append((k, v))
+        elif isinstance(v, (float, np.ndarray, np.generic)):
+            traced[k] = jax.device_put(v)  # as jnp.asarray (same dtype, weak type), with nothing to compile
         else:
             traced[k] = jnp.asarray(v)
     return tuple(sorted(static, key=lambda kv: kv[0])), traced
@@ -460,8 +463,9 @@ def minimize(
     static_hyper, traced = split_hyper(hyper or {})
     print_every = 0 if not verbose else (10 if verbose == 1 else int(verbose))
     show_progress(verbose)
-    lr = None if learning_rate is None else jnp.asarray(learning_rate, jnp.result_type(float))
-    tol = jnp.asarray(tol, jnp.result_type(float))
+    # host-side casts (NumPy scalars are valid jit arguments): no conversion program to compile
+    lr = None if learning_rate is None else np.asarray(learning_rate, jnp.result_type(float))
+    tol = np.asarray(tol, jnp.result_type(float))
     n_rows = int(problem.X.shape[0])
     mesh = None
     if devices is not None:
