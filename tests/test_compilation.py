@@ -108,5 +108,10 @@ def test_cross_validation_folds_share_one_program_and_nothing_else_compiles():
         for n in (160, 161):
             jaxdml.fit(X[:n], y[:n], loss="nca", max_iter=4)
     finally:
-        jax.monitoring.unregister_event_duration_listener(listen)
+        unregister = getattr(jax.monitoring, "unregister_event_duration_listener", None)
+        if unregister is None:  # jax < 0.9 has only the private form
+            from jax._src import monitoring as _monitoring
+
+            unregister = _monitoring._unregister_event_duration_listener_by_callback
+        unregister(listen)
     assert compiled == ["jit(run)"], compiled
