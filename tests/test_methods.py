@@ -87,8 +87,8 @@ def test_user_method_by_name_in_fit_estimator_and_experiment(iris, clean_registr
 def test_user_gradient_method_matches_builtin(iris, clean_registry):
     """A gradient method registered from a pure loss trains exactly like the built-in one."""
     X, y = iris
-    spec = jaxdml.methods()["nca"].loss
-    jaxdml.register_method(jaxdml.methods.gradient_method("my_nca", spec))
+    builtin = jaxdml.methods()["nca"]
+    jaxdml.register_method(jaxdml.methods.gradient_method("my_nca", builtin.loss, defaults=builtin.defaults))
     a = jaxdml.fit(X, y, loss="my_nca", max_iter=10, random_state=0)
     b = jaxdml.fit(X, y, loss="nca", max_iter=10, random_state=0)
     np.testing.assert_allclose(a.L, b.L, rtol=1e-6)
