@@ -28,7 +28,7 @@ ESTIMATORS = [
     jaxdml.RCA(),
     jaxdml.MLKR(max_iter=5),
     jaxdml.MMC(max_iter=5),
-    jaxdml.LODML(max_iter=5),  # ordinal (CMOML and the kernel versions share its base class; their fits are tested in test_ordinal)
+    jaxdml.LODML(max_iter=5),  # ordinal: CMOML, KODML, KCMOML share its base class (fits: test_ordinal)
     jaxdml.GMML(), jaxdml.LLDA(), jaxdml.KLLDA(), jaxdml.IMLS(LinearDiscriminantAnalysis(), max_iter=2),  # pyDML's
     jaxdml.SDML(), jaxdml.LSML(max_iter=5), jaxdml.SCML(max_iter=500),  # metric-learn's weakly supervised algorithms
 ]
