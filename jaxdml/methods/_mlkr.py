@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numbers
+import threading
 
 import jax
 import jax.numpy as jnp
@@ -55,10 +56,12 @@ def _split(n, fraction, rng):
 
 class _Iterates:
     """Host-side sink of the driver's per-iteration callback (one module-level callable, so that the
-    compiled runner is shared by every early-stopped fit): the held-out error of each iterate."""
+    compiled runner is shared by every early-stopped fit): the held-out error of each iterate.
+    ``lock`` serialises the early-stopped fits of one process (a fit owns ``watch`` while it runs)."""
 
     def __init__(self):
         self.watch = None
+        self.lock = threading.Lock()
 
     def __call__(self, params, n_iter, loss):
         if self.watch is not None:
@@ -99,20 +102,28 @@ def _early_stopped(X, t, L0, split, opt, *, max_iter, tol, learning_rate, verbos
         else:
             track["since"] += 1
 
-    L, done, hist = jnp.asarray(L0, problem.X.dtype), 0, []
-    _ITERATES.watch = watch
-    try:
-        while done < max_iter and track["since"] < MLKR_PATIENCE:
-            res = minimize(mlkr, L, problem, optimizer=opt, max_iter=min(MLKR_CHECK_EVERY, max_iter - done), tol=tol,
-                           learning_rate=learning_rate, verbose=verbose, callback=_ITERATES)
-            n_iter = int(res.n_iter)
-            jax.effects_barrier()  # every iterate's callback has run
-            hist.extend(np.asarray(res.loss_history, np.float64)[: n_iter + 1].tolist())
-            done, L = done + max(n_iter, 1), res.params
-            if bool(res.converged) or bool(res.failed):
-                break
-    finally:
-        _ITERATES.watch = None
+    L, hist = jnp.asarray(L0, problem.X.dtype), []
+    with _ITERATES.lock:
+        _ITERATES.watch = watch
+        try:
+            return _run_watched(L, problem, opt, track, val_hist, hist, max_iter=max_iter, tol=tol,
+                                learning_rate=learning_rate, verbose=verbose)
+        finally:
+            _ITERATES.watch = None
+
+
+def _run_watched(L, problem, opt, track, val_hist, hist, *, max_iter, tol, learning_rate, verbose):
+    """The restarted L-BFGS loop of :func:`_early_stopped` while ``_ITERATES.watch`` records iterates."""
+    done = 0
+    while done < max_iter and track["since"] < MLKR_PATIENCE:
+        res = minimize(mlkr, L, problem, optimizer=opt, max_iter=min(MLKR_CHECK_EVERY, max_iter - done), tol=tol,
+                       learning_rate=learning_rate, verbose=verbose, callback=_ITERATES)
+        n_iter = int(res.n_iter)
+        jax.effects_barrier()  # every iterate's callback has run
+        hist.extend(np.asarray(res.loss_history, np.float64)[: n_iter + 1].tolist())
+        done, L = done + max(n_iter, 1), res.params
+        if bool(res.converged) or bool(res.failed):
+            break
     stopped = track["since"] >= MLKR_PATIENCE or bool(res.converged)
     return track["L"], done, stopped, np.asarray(hist), dict(validation_error=np.asarray(val_hist),
                                                              failed=bool(res.failed))
