@@ -8,7 +8,7 @@ import warnings
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
-__all__ = ["warn"]
+__all__ = ["warn", "warn_not_converged"]
 
 
 def warn(message: str, category: type[Warning] = UserWarning) -> None:
@@ -17,3 +17,13 @@ def warn(message: str, category: type[Warning] = UserWarning) -> None:
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE):
         frame, level = frame.f_back, level + 1
     warnings.warn(message, category, stacklevel=level)
+
+
+def warn_not_converged(name: str, max_iter, tol) -> None:
+    """The ConvergenceWarning of a solver that ended at ``max_iter`` without meeting its stopping
+    test (the prefix ``[NCA] NCA did not converge`` is scikit-learn's wording for its NCA)."""
+    from .exceptions import ConvergenceWarning
+
+    label = name.upper()
+    warn(f"[{label}] {label} did not converge in max_iter={max_iter} iterations (tol={tol}); increase max_iter.",
+         ConvergenceWarning)

@@ -100,7 +100,7 @@ BAD = [
 def test_bad_input_is_rejected_clearly(iris, make, msg):
     X, y = make(*iris)
     with pytest.raises(ValueError, match=msg):
-        jaxdml.fit(X, y, loss="nca")
+        jaxdml.fit(X, y, loss="lmnn")  # (NCA accepts one class, as scikit-learn's: see test_defaults)
 
 
 def test_bad_hyper_parameters_are_rejected(iris):

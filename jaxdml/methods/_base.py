@@ -15,7 +15,7 @@ from ._engine import run
 from ._record import KERNEL_CONSTRAINTS, SETTINGS, Method
 from ._tuples import fit_kwargs, form_tuples, input_kind, prepare_tuples
 
-__all__ = ["BaseMetricLearner", "GradientMetricLearner", "KernelMetricLearner"]
+__all__ = ["BaseMetricLearner", "GradientMetricLearner", "KernelMetricLearner", "WARM_START_CALLBACK"]
 
 
 class _ByValue:
@@ -227,8 +227,35 @@ def copy_embedding(est):
     return lambda rows: rows @ L.T
 
 
+#: the constraints of the optional ``warm_start`` and ``callback`` parameters of a gradient learner
+WARM_START_CALLBACK = {"warm_start": ["boolean"], "callback": [None, "callable"]}
+
+
 class GradientMetricLearner(BaseMetricLearner):
-    """Base for the methods trained by the optax driver (a pure loss in ``L`` or ``M``)."""
+    """Base for the methods trained by the optax driver (a pure loss in ``L`` or ``M``).
+
+    A subclass with a ``warm_start`` parameter starts a refit from its previous ``components_``;
+    one with a ``callback`` parameter calls ``callback(transformation, n_iter)`` after every step
+    with the current map flattened (scikit-learn's NCA signature).
+    """
+
+    def _run(self, X, y, **extra):
+        kw = {}
+        if getattr(self, "warm_start", False) and hasattr(self, "components_") and not extra:
+            prev = self.components_
+            if X.shape[1] != prev.shape[1]:
+                raise ValueError(f"The new inputs dimensionality ({X.shape[1]}) does not match the input "
+                                 f"dimensionality of the previously learned transformation ({prev.shape[1]}).")
+            kw = dict(init=prev, n_components=prev.shape[0])
+        user = getattr(self, "callback", None)
+        if user is not None:
+            kw["callback"] = lambda params, n_iter, loss: user(np.ravel(np.asarray(params)), int(n_iter))
+        return super()._run(X, y, **kw, **extra)
+
+    def _fit_kwargs(self) -> dict:
+        kw = super()._fit_kwargs()
+        kw.pop("warm_start", None)
+        return kw
 
     _parameter_constraints = {
         "n_components": [Interval(numbers.Integral, 1, None), None],

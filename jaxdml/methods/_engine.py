@@ -73,7 +73,7 @@ def _data(method: Method, X, y):
         X, y = check_data(X, y, owner="jaxdml.fit", min_classes=1, class_labels=False)
         return X, None, regression_targets(y, method.name)
     if method.supervised or y is not None:
-        X, y = check_data(X, y, owner="jaxdml.fit", min_classes=2 if method.supervised else 1,
+        X, y = check_data(X, y, owner="jaxdml.fit", min_classes=method.min_classes if method.supervised else 1,
                           class_labels=method.labels)
         classes, codes = encode_labels(y)
         return X, classes, codes
@@ -140,12 +140,17 @@ def run(method: Method, X, y, *, n_components=None, max_iter=None, tol=None, ran
         classes, codes = None, regression_targets(y, method.name)
     else:
         classes, codes = encode_labels(y) if y is not None else (None, None)
-        if method.supervised and len(classes) < 2:
+        if method.supervised and len(classes) < method.min_classes:
             raise ValueError(f"fit: y has {len(classes)} class(es); supervised metric learning needs at least "
-                             f"2 classes (the labels only contain {classes[:5].tolist()}).")
+                             f"{method.min_classes} classes (the labels only contain {classes[:5].tolist()}).")
     if isinstance(random_state, np.random.Generator):  # internals take scikit-learn's forms
         random_state = np.random.RandomState(int(random_state.integers(2**32)))
     n_classes = 0 if classes is None else len(classes)
+    init = (settings or {}).get("init", hyper.get("init"))
+    if n_components is None and method.learns == "L" and not isinstance(init, str) and init is not None:
+        shape = np.shape(init)  # an initial map fixes the output dimension (as scikit-learn's NCA)
+        if len(shape) == 2 and 1 <= shape[0] <= min(shape[1], X.shape[1]):
+            n_components = int(shape[0])
     n_components = _n_components(method, n_components, X.shape[1], n_classes)
     show_progress(verbose)
     with single_threaded_blas():

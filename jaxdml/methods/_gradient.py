@@ -21,7 +21,6 @@ from .._padding import bucket_size
 from .._runtime import x64_call
 from .._validation import Interval, Options, check_params, seed_from
 from ..eigen import pca_components
-from ..exceptions import ConvergenceWarning
 from ..linalg import components_from_metric
 from ..losses._registry import LossSpec
 from ..problems import make_problem
@@ -32,6 +31,7 @@ from ..solvers._lmnn_active import ACTIVE_SET_DEFAULTS, minimize_active_set, use
 from ..solvers._result import FittedMetric
 from ._record import GRADIENT_SETTINGS, Method
 from .._warnings import warn as _warn
+from .._warnings import warn_not_converged
 
 __all__ = ["gradient_method", "solve_loss", "finish", "combined_loss", "GRADIENT_CONSTRAINTS", "BLOCK_ELEMENTS"]
 
@@ -100,10 +100,7 @@ def finish(res, name: str, max_iter: int, tol: float):
             "iterate.", RuntimeWarning
         )
     elif not bool(res.converged):
-        _warn(
-            f"{name}: the optimisation did not converge in max_iter={max_iter} iterations "
-            f"(tol={tol}); increase max_iter.", ConvergenceWarning
-        )
+        warn_not_converged(name, max_iter, tol)
     return n_iter, hist
 
 

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import numbers
 
+import numpy as np
+
 from .._validation import Interval
+from .._warnings import warn
 from ..losses import nca
 from ..losses._registry import LossSpec
-from ._base import GradientMetricLearner
+from ..solvers._init import initial_components
+from ._base import WARM_START_CALLBACK, GradientMetricLearner
 from ._gradient import BLOCK_ELEMENTS, gradient_method
 
 __all__ = ["NCA", "NCA_METHOD"]
@@ -17,7 +21,7 @@ __all__ = ["NCA", "NCA_METHOD"]
 # (benchmarks/PROTOCOL.md, rounds 1 and 2). Above 20000
 # samples, where each exact step costs O(N^2 d), 1000 minibatch Adam steps of 256 anchors against
 # 1024 sampled rows (batch_size applies to first-order optimizers only).
-NCA_METHOD = gradient_method(
+_NCA = gradient_method(
     "nca",
     LossSpec(nca, "L", optimizer="lbfgs", max_iter=100, batch_size=256, large_n=20000,
              large=dict(optimizer="adam", learning_rate=2e-2, max_iter=1000), candidates_above=20000,
@@ -25,6 +29,23 @@ NCA_METHOD = gradient_method(
     defaults=dict(reg=1e-4), constraints={**BLOCK_ELEMENTS, "reg": [Interval(numbers.Real, 0, None)]},
     estimator="NCA",
 )
+
+
+def _solve_nca(X, codes, n_classes, *, n_components, random_state, init="auto", **kw):
+    """NCA's solve step; when no sample has a same-class partner (one class, or only singleton
+    classes) every neighbour probability of the NCA term is constant (1 or 0), nothing can be
+    learned and ``L`` stays at its initial value (the penalty regularises the NCA term; on its
+    own it would shrink ``L`` to zero)."""
+    counts = np.bincount(codes, minlength=n_classes)
+    if n_classes < 2 or counts.max() < 2:
+        warn(f"NCA: {'one class' if n_classes < 2 else 'every class has a single sample'}: the NCA objective "
+             "is constant, L is the initial map.", UserWarning)
+        L0 = initial_components(init, X, codes, n_classes, n_components, random_state)
+        return dict(L=L0, n_iter=0, converged=True, loss_history=np.zeros(0), info=dict(constant_objective=True))
+    return _NCA.solve(X, codes, n_classes, n_components=n_components, random_state=random_state, init=init, **kw)
+
+
+NCA_METHOD = _NCA._replace(solve=_solve_nca, min_classes=1)
 
 
 class NCA(GradientMetricLearner):
@@ -45,7 +66,9 @@ class NCA(GradientMetricLearner):
         point's softmax neighbourhood holds one or two points, which overfits small, noisy data.
         Chosen on the tuning half of the protocol in ``benchmarks/PROTOCOL.md``.
     init : {"auto", "identity", "pca", "lda", "random"} or ndarray, default="auto"
-        "auto" is the identity at full dimension, LDA when n_components < n_classes, PCA otherwise.
+        "auto" is the identity at full dimension, LDA when n_components < n_classes, PCA otherwise
+        (scikit-learn's NCA starts from LDA at full dimension too when n_classes - 1 >= n_features;
+        the identity keeps the paper's Euclidean start). An array fixes ``n_components`` (its rows).
     max_iter : int, default=None
         Optimizer steps (None: 100; 1000 Adam steps on more than 20000 samples).
     tol : float, default=1e-5
@@ -67,6 +90,13 @@ class NCA(GradientMetricLearner):
         20000 samples, exact below; None: always exact).
     devices : None, "all" or list of jax devices, default=None
         Split each step's anchors across several devices (data parallelism).
+    warm_start : bool, default=False
+        When True and ``fit`` was called before, the previous ``components_`` are the initial map
+        (``init`` and ``n_components`` are then ignored), as in scikit-learn's NCA.
+    callback : callable, default=None
+        ``callback(transformation, n_iter)`` at every optimiser step ``n_iter = 0, 1, ...`` with
+        the map that step starts from, flattened to shape (n_components * n_features,)
+        (scikit-learn's signature). An exception it raises is raised to the caller when the solve ends.
     random_state : int, RandomState or None
     verbose : int, default=0
 
@@ -104,9 +134,11 @@ class NCA(GradientMetricLearner):
 
     _record = NCA_METHOD
 
+    _parameter_constraints = {**GradientMetricLearner._parameter_constraints, **WARM_START_CALLBACK}
+
     def __init__(self, n_components=None, *, reg=1e-4, init="auto", max_iter=None, tol=1e-5, optimizer=None,
-                 learning_rate=None, batch_size="auto", n_candidates="auto", devices=None,
-                 random_state=None, verbose=0):
+                 learning_rate=None, batch_size="auto", n_candidates="auto", devices=None, warm_start=False,
+                 callback=None, random_state=None, verbose=0):
         self.n_components = n_components
         self.reg = reg
         self.init = init
@@ -117,5 +149,7 @@ class NCA(GradientMetricLearner):
         self.batch_size = batch_size
         self.n_candidates = n_candidates
         self.devices = devices
+        self.warm_start = warm_start
+        self.callback = callback
         self.random_state = random_state
         self.verbose = verbose

@@ -30,13 +30,13 @@ from sklearn.utils.validation import validate_data
 
 from .._padding import bucket_size
 from .._validation import Interval, check_params
-from ..exceptions import ConvergenceWarning
 from ..linalg import components_from_metric
 from ..problems import make_pairs_problem, make_problem, pairs_from_labels
 from ._base import BaseMetricLearner
 from ._tuple_classifiers import _PairsClassifierMixin
 from ._tuples import input_kind
 from .._warnings import warn as _warn
+from .._warnings import warn_not_converged
 
 __all__ = ["PairsMetricLearner", "PAIRS_CONSTRAINTS", "ESTIMATOR_CONSTRAINTS", "supervision", "sample_pairs",
            "pair_problem", "similar_scatter64", "factor_result", "warn_not_converged", "DENSE_PAIRS_LIMIT",
@@ -156,11 +156,6 @@ def check_both_kinds(name, s):
         )
 
 
-def warn_not_converged(name, max_iter, tol):
-    _warn(
-        f"{name}: the optimisation did not converge in max_iter={max_iter} iterations (tol={tol}); "
-        "increase max_iter.", ConvergenceWarning
-    )
 
 
 def pair_problem(name, X, codes, n_classes, sup, n_constraints, rng):

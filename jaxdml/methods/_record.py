@@ -81,6 +81,8 @@ class Method(NamedTuple):
         types); False for methods that ignore ``y`` (PCA, Euclidean) or, with ``supervised=True``,
         regress real-valued targets (MLKR: ``y`` reaches the solve step as float64 targets in
         place of the label codes, with ``n_classes=0``; no classes are recorded).
+    min_classes : int
+        The fewest classes a supervised fit accepts (2; NCA takes one class, as scikit-learn's).
     """
 
     name: str
@@ -95,3 +97,4 @@ class Method(NamedTuple):
     loss: Optional[LossSpec] = None
     estimator: Optional[str] = None
     labels: bool = True
+    min_classes: int = 2

@@ -159,15 +159,41 @@ def _progress(show, it, value):
         jax.lax.cond(show, lambda: jax.debug.callback(progress_line, it, value), lambda: None)
 
 
+#: id(user callback) -> the first exception it raised during the current run (re-raised by minimize)
+_CALLBACK_ERRORS: dict = {}
+
+
 def _user_callback(callback):
-    """``callback(params, n_iter, loss)`` on the host, from inside the jitted loop (None: no-op)."""
+    """``callback(params, n_iter, loss)`` on the host, from inside the jitted loop (None: no-op).
+
+    An exception of the callback is kept (later steps skip the callback) and :func:`minimize`
+    raises it after the run, instead of a runtime error from inside the compiled loop."""
     if callback is None:
         return lambda params, it, value: None
+    key = id(callback)
+
+    def host(p, i, v):
+        if key in _CALLBACK_ERRORS:
+            return
+        try:
+            callback(p, int(i), float(v))
+        except Exception as exc:  # noqa: BLE001 - re-raised on the caller's thread
+            _CALLBACK_ERRORS[key] = exc
 
     def call(params, it, value):
-        jax.debug.callback(lambda p, i, v: callback(p, int(i), float(v)), params, it, value)
+        jax.debug.callback(host, params, it, value)
 
     return call
+
+
+def _raise_callback_error(callback) -> None:
+    """Wait for the host callbacks of the last run and re-raise the first exception of ``callback``."""
+    if callback is None:
+        return
+    jax.effects_barrier()
+    exc = _CALLBACK_ERRORS.pop(id(callback), None)
+    if exc is not None:
+        raise exc
 
 
 def _norm(tree):
@@ -483,7 +509,10 @@ def minimize(
                                 static_hyper, print_every, batch_size, n_rows,
                                 None if n_candidates is None else int(n_candidates), mesh, callback)
         key = jax.random.key(0) if key is None else key
-        return run(params0, problem, traced, tol, lr, key)
+        _CALLBACK_ERRORS.pop(id(callback), None)
+        res = run(params0, problem, traced, tol, lr, key)
+        _raise_callback_error(callback)
+        return res
     if n_candidates is not None:
         raise ValueError("n_candidates needs minibatch training (set batch_size).")
     if n_rows % n_dev:
@@ -492,4 +521,7 @@ def minimize(
         patience = 2 if linesearch else 10
     run = _runner(loss_fn, optimizer, projection, int(max_iter), int(patience), static_hyper, print_every, mesh,
                   callback)
-    return run(params0, problem, traced, tol, lr)
+    _CALLBACK_ERRORS.pop(id(callback), None)
+    res = run(params0, problem, traced, tol, lr)
+    _raise_callback_error(callback)
+    return res

@@ -43,12 +43,18 @@ def initial_components(init, X: np.ndarray, codes, n_classes: int, n_components:
                 )
             return x64_call(lda_components, X, codes, n_components, n_classes)[0] * np.sqrt(n)
     L = np.asarray(init, dtype=np.float64)
-    if L.ndim != 2 or L.shape[1] != d:
-        raise ValueError(f"init array must have shape (n_components, {d}); got {L.shape}.")
+    if L.ndim != 2:
+        raise ValueError(f"init array must be 2-D, shape (n_components, {d}); got shape {L.shape}.")
+    if L.shape[1] != d:
+        raise ValueError(f"The input dimensionality ({L.shape[1]}) of the given linear transformation `init` must "
+                         f"match the dimensionality of the given inputs `X` ({d}).")
+    if L.shape[0] > L.shape[1]:
+        raise ValueError(f"The output dimensionality ({L.shape[0]}) of the given linear transformation `init` "
+                         f"cannot be greater than its input dimensionality ({L.shape[1]}).")
     if L.shape[0] != n_components:
-        raise ValueError(
-            f"init array has {L.shape[0]} rows but n_components={n_components}."
-        )
+        raise ValueError(f"The preferred dimensionality of the projected space `n_components` ({n_components}) "
+                         f"does not match the output dimensionality of the given linear transformation `init` "
+                         f"({L.shape[0]})!")
     if not np.all(np.isfinite(L)):
         raise ValueError("init array contains NaN or infinity.")
     if not np.any(L):
