@@ -6,6 +6,7 @@ from ..methods import (ANMM, LFDA, MLKR, MMC, RCA, Covariance, DMLMJ, ITML, KANM
                        MetricLearner)
 # weak supervision (metric-learn parity)
 from ..methods import ITML_Supervised, LSML_Supervised, MMC_Supervised, SCML_Supervised, SDML_Supervised
+from ..methods import RCA_Supervised
 from ..methods import CMOML, KCMOML, KODML, LODML  # ordinal metric learning
 from ..methods import GMML, KLLDA, LLDA  # pyDML's algorithms
 from ..methods import LSML, SCML, SDML  # metric-learn's weakly supervised algorithms
@@ -18,7 +19,7 @@ __all__ = [
     "ITML", "LSI", "DMLEig",
     "Covariance", "LFDA", "RCA", "MLKR", "MMC",
     # weak supervision (metric-learn parity)
-    "ITML_Supervised", "MMC_Supervised", "SDML_Supervised", "LSML_Supervised", "SCML_Supervised",
+    "ITML_Supervised", "MMC_Supervised", "SDML_Supervised", "LSML_Supervised", "SCML_Supervised", "RCA_Supervised",
     "LODML", "KODML", "CMOML", "KCMOML",  # ordinal metric learning
     "GMML", "LLDA", "KLLDA",  # pyDML's algorithms
     "SDML", "LSML", "SCML",  # metric-learn's weakly supervised algorithms

@@ -43,8 +43,8 @@ from ._sdml import SDML
 from ._registry import BUILTIN, available_methods, get_method, methods, register_method, resolve
 # weak supervision and the Mahalanobis API (metric-learn parity)
 from ._constraints import Constraints
-from ._supervised import (ITML_Supervised, LSML_Supervised, MMC_Supervised, SCML_Supervised, SDML_Supervised,
-                          supervised_alias)
+from ._supervised import (ITML_Supervised, LSML_Supervised, MMC_Supervised, RCA_Supervised, SCML_Supervised,
+                          SDML_Supervised, supervised_alias)
 from ._tuple_classifiers import _PairsClassifierMixin, _QuadrupletsClassifierMixin, _TripletsClassifierMixin
 from ._gmml import GMML  # pyDML's algorithms
 from ._llda import KLLDA, LLDA  # pyDML's algorithms
@@ -58,7 +58,7 @@ __all__ = [
     "Covariance", "LFDA", "RCA", "MLKR", "MMC",
     # weak supervision and the Mahalanobis API (metric-learn parity)
     "Constraints", "ITML_Supervised", "MMC_Supervised", "SDML_Supervised", "LSML_Supervised", "SCML_Supervised",
-    "supervised_alias",
+    "RCA_Supervised", "supervised_alias",
     "LODML", "KODML", "CMOML", "KCMOML",  # ordinal metric learning
     "GMML", "LLDA", "KLLDA",  # pyDML's algorithms
     "SDML", "LSML", "SCML",  # metric-learn's weakly supervised algorithms

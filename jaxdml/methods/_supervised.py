@@ -12,11 +12,12 @@ from __future__ import annotations
 from ._itml import ITML
 from ._lsml import LSML
 from ._mmc import MMC
+from ._rca import RCA
 from ._scml import SCML
 from ._sdml import SDML
 
 __all__ = ["supervised_alias", "ITML_Supervised", "MMC_Supervised", "SDML_Supervised", "LSML_Supervised",
-           "SCML_Supervised"]
+           "SCML_Supervised", "RCA_Supervised"]
 
 
 def supervised_alias(cls, name=None):
@@ -36,3 +37,4 @@ MMC_Supervised = supervised_alias(MMC)
 SDML_Supervised = supervised_alias(SDML)
 LSML_Supervised = supervised_alias(LSML)
 SCML_Supervised = supervised_alias(SCML)
+RCA_Supervised = supervised_alias(RCA)
