@@ -110,6 +110,14 @@ def test_fit_picks_the_large_data_path_by_itself(rng):
     assert m.info["batch_size"] == 256 and m.info["n_candidates"] is not None
     small = jaxdml.fit(X[:200], y[:200], loss="nca", max_iter=5)
     assert small.info["batch_size"] is None and small.info["n_candidates"] is None
+    # MCML and LDML: full batch up to 10000 samples, 256 anchors against 1024 sampled rows above;
+    # the sampled steps still lower the exact objective
+    for loss in ("mcml", "ldml"):
+        m = jaxdml.fit(X[:10500], y[:10500], loss=loss, max_iter=30)
+        assert m.info["batch_size"] == 256 and m.info["n_candidates"] == 1024
+        sub = jaxdml.make_problem(X[:2000], y[:2000])
+        f = getattr(losses, loss)
+        assert float(f(jnp.asarray(m.M), sub)) < float(f(jnp.eye(8), sub))
 
 
 SCRIPT = textwrap.dedent("""
