@@ -235,7 +235,7 @@ def check_n_components(n_components, n_features: int, *, owner: str, upper: int 
         return hi
     if isinstance(n_components, bool) or not isinstance(n_components, numbers.Integral):
         raise ValueError(f"{owner}: n_components must be an int or None; got {n_components!r}.")
-    if n_components > n_features:
+    if n_components > hi == n_features:
         raise ValueError(
             f"{owner}: n_components={n_components} is out of range. The preferred dimensionality of the projected "
             f"space `n_components` ({n_components}) cannot be greater than the given data dimensionality "

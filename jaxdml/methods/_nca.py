@@ -45,6 +45,7 @@ def _solve_nca(X, codes, n_classes, *, n_components, random_state, init="auto", 
     return _NCA.solve(X, codes, n_classes, n_components=n_components, random_state=random_state, init=init, **kw)
 
 
+_solve_nca.__wrapped__ = _NCA.solve  # the gradient solve it guards (the batched tuner runs that one)
 NCA_METHOD = _NCA._replace(solve=_solve_nca, min_classes=1)
 
 

@@ -17,6 +17,7 @@ than ``loss``/``n_iter``/``converged``/``time``) returns None and the caller fit
 from __future__ import annotations
 
 import functools
+import inspect
 import numbers
 import time
 
@@ -69,7 +70,7 @@ def _eligible(base, points, metrics, knn_args) -> bool:
     if not isinstance(base, GradientMetricLearner) or set(knn_args) - {"weights"}:
         return False
     record = base._get_record()
-    solve = record.solve
+    solve = inspect.unwrap(record.solve)  # a record's guard around solve_loss (e.g. NCA's) is looked through
     if record.loss is None or not (isinstance(solve, functools.partial) and solve.func is solve_loss):
         return False
     if any(isinstance(m, str) and m not in _DIAGNOSTICS for m in metrics):
@@ -90,7 +91,7 @@ def _prepare(est, X, y):
     kw = est._fit_kwargs()
     core = {k: kw.pop(k) for k in ("n_components", "max_iter", "tol", "random_state", "verbose") if k in kw}
     settings = split_settings(record, {k: kw.pop(k) for k in list(kw) if k in SETTINGS})
-    hyper = {**record.solve.keywords, **record.defaults, **settings, **kw}
+    hyper = {**inspect.unwrap(record.solve).keywords, **record.defaults, **settings, **kw}
     probe, weights = hyper.pop("probe", False), hyper.pop("weights", None)
     opts = {k: hyper.pop(k, SETTINGS[k]) for k in SETTINGS}
     classes, codes = np.unique(y, return_inverse=True)
