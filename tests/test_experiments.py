@@ -3,6 +3,7 @@ and the harness exactness against the published Euclidean 3-NN accuracies (skipp
 
 import json
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -25,6 +26,7 @@ from jaxdml.experiments import (
     select_algorithms,
 )
 from jaxdml.experiments import _runner
+from jaxdml.experiments._config import DIM_TABLE_NAMES, DIMENSIONS
 
 KEEL = default_data_dir()
 needs_keel = pytest.mark.skipif(KEEL is None or not (KEEL / "10-fold").is_dir(),
@@ -45,23 +47,53 @@ def test_exact_headers_and_neighbour_rules():
         if a.method == "ncmc":
             assert a.params["centroids_num"] == a.classifier[1]
     kern = EXPERIMENTS["kernel"].algorithms(7)
-    assert len(kern) == 25 and kern[0].label == "KPCA (Linear)" and kern[-1].label == "KLMNN (Laplacian)"
-    assert {a.params["kernel"] for a in kern} == {"linear", "poly", "rbf", "laplacian"}
+    # the published layout: a EUCLIDEAN column, then "<method> [<kernel>]"
+    assert len(kern) == 26 and kern[0].label == "EUCLIDEAN" and kern[1].label == "KPCA [Linear]"
+    assert kern[-1].label == "KLMNN [Laplacian]"
+    assert {a.params["kernel"] for a in kern[1:]} == {"linear", "poly", "rbf", "laplacian"}
     kanmm = [a for a in kern if a.label.startswith("KANMM")][0]
     assert kanmm.params["n_friends"] == kanmm.params["n_enemies"] == 7
     dim = EXPERIMENTS["dim"].algorithms(3)
-    assert [a.label for a in dim] == ["PCA", "LDA", "ANMM", "DMLMJ", "LMNN", "NCA"]
+    assert [a.label for a in dim] == ["PCA", "LDA", "ANMM", "DMLMJ", "NCA", "LMNN"]
     assert EXPERIMENTS["dim"].datasets == ("sonar", "movement_libras", "spambase-460")
+
+
+PAPER = Path(__file__).resolve().parents[1].parent / "shared" / "paper-results"
+
+
+@pytest.mark.skipif(not PAPER.is_dir(), reason="../shared/paper-results is not here")
+def test_tables_have_the_published_layout():
+    """Column headers, file stems and dimension rows are those of the published tables."""
+    import csv
+
+    def header(name):
+        with open(PAPER / name, newline="") as fh:
+            return next(csv.reader(fh))
+
+    for exp, k, published in (("basic", 3, "basic-3nn-test.csv"), ("basic", 7, "basic-7nn-test.csv"),
+                              ("ncm", 3, "ncm-test.csv"), ("kernel", 3, "ker-3nn-test.csv")):
+        e = EXPERIMENTS[exp]
+        assert f"{e.stem(k)}-test.csv" == published
+        assert [""] + [a.label for a in e.algorithms(k)] == header(published)
+    e = EXPERIMENTS["dim"]
+    for ds in e.datasets:
+        shown = DIM_TABLE_NAMES.get(ds, ds)
+        published = f"{e.stem(3)}-{shown}-test.csv"
+        assert header(published) == [""] + [a.label for a in e.algorithms(3)]
+        with open(PAPER / published, newline="") as fh:
+            rows = [line.split(",")[0] for line in fh.read().splitlines()[1:]]
+        labels = [r for r, _ in resolve_dimensions(DIMENSIONS, n_features=100, n_classes=20)]
+        assert rows == labels
 
 
 def test_select_algorithms_and_dimensions():
     kern = EXPERIMENTS["kernel"].algorithms(3)
-    assert [a.label for a in select_algorithms(kern, "kda,KPCA (RBF)")] == [
-        "KPCA (RBF)", "KDA (Linear)", "KDA (Poly-2)", "KDA (Poly-3)", "KDA (RBF)", "KDA (Laplacian)"]
+    assert [a.label for a in select_algorithms(kern, "kda,KPCA [RBF]")] == [
+        "KPCA [RBF]", "KDA [Linear]", "KDA [Poly-2]", "KDA [Poly-3]", "KDA [RBF]", "KDA [Laplacian]"]
     with pytest.raises(ValueError, match="Unknown algorithm"):
         select_algorithms(kern, ["NCA"])
     dims = resolve_dimensions([1, 2, 50, 70, "max", "classes-1"], n_features=60, n_classes=2)
-    assert dims == [("1", 1), ("2", 2), ("50", 50), ("max (60)", 60), ("classes-1 (1)", 1)]
+    assert dims == [("1", 1), ("2", 2), ("50", 50), ("Dim. máxima", 60), ("N. Clases - 1", 1)]
 
 
 # ----------------------------------------------------------------------------- k-NN scoring
@@ -310,13 +342,13 @@ def test_cli_dim_experiment_tables_and_curves(tmp_path, capsys):
     rc = main(["experiment", "dim", "--data", str(root), "--datasets", "toy", "--out", str(out), "--folds", "3",
                "--dims", "1,2,max,classes-1", "--algorithms", "PCA,LDA", "--quiet", "--no-cache"])
     assert rc == 0 and "(3 not applicable)" in capsys.readouterr().out
-    t = Table.from_csv(out / "dim-toy-3nn-test.csv")
-    assert t.rows == ["1", "2", "max (3)", "classes-1 (2)"] and t.columns == ["PCA", "LDA"]
-    np.testing.assert_array_equal(t.values[1], t.values[3])  # the same fits serve "2" and "classes-1 (2)"
+    t = Table.from_csv(out / "dim-3nn-toy-test.csv")
+    assert t.rows == ["1", "2", "Dim. máxima", "N. Clases - 1"] and t.columns == ["PCA", "LDA"]  # the published labels
+    np.testing.assert_array_equal(t.values[1], t.values[3])  # the same fits serve "2" and "N. Clases - 1"
     assert np.isnan(t.values[2, 1]) and not np.isnan(t.values[:, 0]).any()  # LDA cannot learn 3 dims here
     raw = json.loads((out / "dim-3nn-folds.json").read_text())
     assert {r["n_components_out"] for r in raw if r["status"] == "ok" and r["n_components"] == 2} == {2}
-    assert (out / "dim-toy-3nn.png").read_bytes()[:4] == b"\x89PNG"
+    assert (out / "dim-3nn-toy.png").read_bytes()[:4] == b"\x89PNG"
 
 
 def test_dim_duplicate_rows_fit_once_without_cache(tmp_path, monkeypatch):
@@ -326,7 +358,7 @@ def test_dim_duplicate_rows_fit_once_without_cache(tmp_path, monkeypatch):
     res = run_experiment("dim", data_dir=root, datasets=["toy"], n_folds=3, algorithms=["PCA"], dims=[2, "classes-1"],
                          progress=False)
     assert [c["n_components"] for c in calls] == [2, 2, 2] and {c["pad_to"] for c in calls} == {41}
-    assert res.table("test", "toy").rows == ["2", "classes-1 (2)"]
+    assert res.table("test", "toy").rows == ["2", "N. Clases - 1"]
 
 
 # ----------------------------------------------------------------------------- the published numbers

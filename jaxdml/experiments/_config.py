@@ -21,6 +21,8 @@ __all__ = [
     "KERNEL_DATASETS",
     "DIM_DATASETS",
     "DIMENSIONS",
+    "DIMENSION_LABELS",
+    "DIM_TABLE_NAMES",
     "KERNELS",
     "get_experiment",
 ]
@@ -34,7 +36,11 @@ KERNEL_DATASETS = ("appendicitis", "bupa", "cleveland", "iris", "monk-2", "movem
 #: ``spambase-460.arff`` subset, split by stratified 10-fold CV shuffled with seed 28
 DIM_DATASETS = ("sonar", "movement_libras", "spambase-460")
 #: dimensions of the dim experiment; "max" = n_features, "classes-1" = n_classes - 1
-DIMENSIONS = (1, 2, 3, 5, 10, 20, 30, 40, 50, "max", "classes-1")
+DIMENSIONS = (1, 2, 3, 5, 10, 20, 30, 40, 50, "classes-1", "max")
+#: the row labels of the two symbolic dimensions, as in the published tables
+DIMENSION_LABELS = {"classes-1": "N. Clases - 1", "max": "Dim. máxima"}
+#: the name a data set has in the published dimension tables (``dim-3nn-spambase-test.csv``)
+DIM_TABLE_NAMES = {"spambase-460": "spambase"}
 #: the five kernels: header name -> estimator parameters
 KERNELS = {
     "Linear": {"kernel": "linear"},
@@ -138,7 +144,7 @@ def _ncm(k: int) -> list:
 
 def _kernel(k: int) -> list:
     knn = ("knn", k)
-    out = []
+    out = [Algorithm("EUCLIDEAN", "identity", None, {}, knn)]
     for name, est, method, extra, maxc in (
         ("KPCA", None, "kpca", {}, None),
         ("KDA", "KDA", "kda", {}, "classes-1"),
@@ -147,7 +153,7 @@ def _kernel(k: int) -> list:
         ("KLMNN", "KLMNN", "klmnn", {"n_neighbors": k}, None),
     ):
         for kname, kparams in KERNELS.items():
-            out.append(Algorithm(f"{name} ({kname})", method, est, {**extra, **kparams}, knn, maxc))
+            out.append(Algorithm(f"{name} [{kname}]", method, est, {**extra, **kparams}, knn, maxc))
     return out
 
 
@@ -158,9 +164,9 @@ def _dim(k: int) -> list:
         Algorithm("LDA", "lda", "LDA", {}, knn, max_components="classes-1"),
         Algorithm("ANMM", "anmm", "ANMM", {"n_friends": k, "n_enemies": k}, knn),
         Algorithm("DMLMJ", "dmlmj", "DMLMJ", {"n_neighbors": k}, knn),
+        Algorithm("NCA", "nca", "NCA", {}, knn),
         # reduced dimension: LMNN learns the linear map L by gradient descent (as in the paper)
         Algorithm("LMNN", "lmnn", "LMNN", {"n_neighbors": k, "solver": "gradient"}, knn),
-        Algorithm("NCA", "nca", "NCA", {}, knn),
     ]
 
 
@@ -173,9 +179,9 @@ EXPERIMENTS = {
         _ncm, BASIC_DATASETS, lambda k: "ncm", uses_k=False),
     "kernel": Experiment(
         "kernel", "kernel methods (KPCA, KDA, KANMM, KDMLMJ, KLMNN) x five kernels, 3-NN",
-        _kernel, KERNEL_DATASETS, lambda k: f"kernel-{k}nn"),
+        _kernel, KERNEL_DATASETS, lambda k: f"ker-{k}nn"),
     "dim": Experiment(
-        "dim", "dimensionality reduction (PCA, LDA, ANMM, DMLMJ, LMNN, NCA) at several dimensions, 3-NN",
+        "dim", "dimensionality reduction (PCA, LDA, ANMM, DMLMJ, NCA, LMNN) at several dimensions, 3-NN",
         _dim, DIM_DATASETS, lambda k: f"dim-{k}nn", rows="dimensions"),
 }
 
@@ -191,7 +197,7 @@ def select_algorithms(algorithms: list, names, *, k: int = 3) -> list:
     """The algorithms whose label matches one of ``names`` (case-insensitive), in table order.
 
     A name matches a label exactly or, when no label equals it, every label that starts with
-    ``name + " ("`` (so ``KDA`` selects the five kernels of KDA and ``NCMC`` both centroid counts,
+    ``name + " ("`` or ``name + " ["`` (so ``KDA`` selects the five kernels of KDA and ``NCMC`` both centroid counts,
     while ``Euclidean + NCM`` is only that column). A name that matches no label but is a method
     the user registered (:func:`jaxdml.register_method`; not a built-in one) adds a column
     ``Algorithm(name, name)`` scored by ``k``-NN, after the experiment's own columns.
@@ -206,7 +212,7 @@ def select_algorithms(algorithms: list, names, *, k: int = 3) -> list:
     extra = []
     for w in wanted:
         hits = [a.label for a in algorithms if a.label.lower() == w] or [
-            a.label for a in algorithms if a.label.lower().startswith(w + " (")]
+            a.label for a in algorithms if a.label.lower().startswith((w + " (", w + " ["))]
         if not hits and w in registered:
             extra.append(Algorithm(registered[w], registered[w], None, {}, ("knn", k)))
         elif not hits:
@@ -233,10 +239,10 @@ def resolve_dimensions(dims, n_features: int, n_classes: int) -> list:
     out = []
     for d in dims:
         if d == "max":
-            out.append((f"max ({n_features})", n_features))
+            out.append((DIMENSION_LABELS["max"], n_features))
         elif d == "classes-1":
             if n_classes - 1 >= 1:
-                out.append((f"classes-1 ({n_classes - 1})", n_classes - 1))
+                out.append((DIMENSION_LABELS["classes-1"], n_classes - 1))
         else:
             d = int(d)
             if 1 <= d <= n_features:

@@ -28,7 +28,7 @@ import numpy as np
 
 from ..datasets import default_data_dir, load_folds
 from ._cache import ResultCache, code_hash, data_hash, fingerprint
-from ._config import DIMENSIONS, Algorithm, get_experiment, resolve_dimensions, select_algorithms
+from ._config import DIM_TABLE_NAMES, DIMENSIONS, Algorithm, get_experiment, resolve_dimensions, select_algorithms
 from ._evaluate import Unavailable, classifier_scores
 from ._tables import Table
 
@@ -41,7 +41,7 @@ class ExperimentResult:
 
     ``records``: one dict per (dataset, row, algorithm, fold) (the per-fold raw results);
     ``tables``: file stem -> :class:`Table` (``"basic-3nn-test"``, ``"basic-3nn-train"``, or for
-    ``dim`` ``"dim-sonar-3nn-test"``...); ``files``: what was written.
+    ``dim`` ``"dim-3nn-sonar-test"``...); ``files``: what was written.
     """
 
     experiment: str
@@ -54,7 +54,8 @@ class ExperimentResult:
 
     def table(self, split: str = "test", dataset: Optional[str] = None) -> Table:
         for name, t in self.tables.items():
-            if name.endswith(f"-{split}") and (dataset is None or f"-{dataset}-" in name):
+            shown = None if dataset is None else DIM_TABLE_NAMES.get(dataset, dataset)
+            if name.endswith(f"-{split}") and (dataset is None or name.endswith(f"-{shown}-{split}")):
                 return t
         raise KeyError(f"no {split!r} table{' for ' + dataset if dataset else ''}; have {list(self.tables)}")
 
@@ -195,7 +196,7 @@ def _fold_record(stem, ds, row, alg, d, key, applicable, f, fold, cache, done, *
                   data=data_hash(Xtr, ctr, Xte, cte), scaling="minmax", seed=seed,
                   train_score="leave-one-out" if alg.classifier[0] == "knn" else "resubstitution")
     fp = fingerprint(config)
-    rec = done.get((ds.name, key, f))  # one fit serves two rows (dim: "1" and "classes-1 (1)")
+    rec = done.get((ds.name, key, f))  # one fit serves two rows (dim: "1" and "N. Clases - 1")
     if rec is None and not rerun:
         rec = cache.load(stem, ds.name, key, f, fp)
         if rec is not None and (rec["status"] == "unavailable" or (rec["status"] == "failed" and retry_failed)):
@@ -344,7 +345,7 @@ def build_tables(exp, k, records, data, algs) -> dict:
                 rows = list(dict.fromkeys(r["row"] for r in records if r["dataset"] == ds.name))
                 vals = np.array([[cell(ds.name, row, c, split)[0] for c in cols] for row in rows]).reshape(len(rows),
                                                                                                            len(cols))
-                name = f"{exp.name}-{ds.name}-{k}nn-{split}"
+                name = f"{stem}-{DIM_TABLE_NAMES.get(ds.name, ds.name)}-{split}"  # the published file names
                 tables[name] = Table(rows, cols, vals, title=f"{exp.name} {ds.name} {k}-NN {split}", summary=False)
         else:
             rows = [ds.name for ds in data]

@@ -149,7 +149,8 @@ def plot_dim_curves(test, train=None, *, title=None, ax=None, path=None):
     Parameters
     ----------
     test : Table
-        A ``dim`` table (rows are dimensions such as ``"10"`` or ``"max (60)"``).
+        A ``dim`` table (rows are dimensions such as ``"10"`` or ``"max (60)"``; rows without a
+        number, such as the published labels ``"N. Clases - 1"`` and ``"Dim. máxima"``, are not drawn).
     train : Table, optional
         Drawn dashed in the same colours.
     """
