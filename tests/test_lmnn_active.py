@@ -158,10 +158,12 @@ def test_packed_chunked_search_equals_brute_force(rng, x64):
     radius = rng.random(n) * 3.0
     radius[7] = -np.inf
     for r0, r1 in ((0, n), (0, 64), (61, 203), (100, 101), (50, 50)):
-        a, l = impostor_candidates(Z, y, valid, radius, ref_range=(r0, r1), block_elements=n * 16)
-        ra, rl = _brute_pairs(Z, y, valid, radius, r0, r1)
-        np.testing.assert_array_equal(a, ra)
-        np.testing.assert_array_equal(l, rl)
+        # 16-row blocks, and whole-range blocks cut into 64-row cache tiles
+        for budget in (n * 16, n * n):
+            a, l = impostor_candidates(Z, y, valid, radius, ref_range=(r0, r1), block_elements=budget)
+            ra, rl = _brute_pairs(Z, y, valid, radius, r0, r1)
+            np.testing.assert_array_equal(a, ra)
+            np.testing.assert_array_equal(l, rl)
     with pytest.raises(ValueError, match="ref_range"):
         impostor_candidates(Z, y, valid, radius, ref_range=(5, n + 1))
 
