@@ -20,8 +20,9 @@ import numpy as np
 import optax
 from optax import tree_utils as otu
 
-from .._logging import progress_line, show_progress
+from .._logging import show_progress
 from .._threads import blas_single_threaded
+from ._callbacks import CALLBACK_ERRORS, progress, raise_callback_error, user_callback
 
 __all__ = ["SolverResult", "minimize", "make_optimizer", "make_mesh", "split_hyper", "trace_count", "uses_linesearch"]
 
@@ -153,49 +154,6 @@ def _objective(loss_fn, static_kw, mesh, with_candidates: bool):
     return obj
 
 
-def _progress(show, it, value):
-    """A progress line on the ``jaxdml`` logger when ``show`` (traced bool) holds; None: never."""
-    if show is not None:
-        jax.lax.cond(show, lambda: jax.debug.callback(progress_line, it, value), lambda: None)
-
-
-#: id(user callback) -> the first exception it raised during the current run (re-raised by minimize)
-_CALLBACK_ERRORS: dict = {}
-
-
-def _user_callback(callback):
-    """``callback(params, n_iter, loss)`` on the host, from inside the jitted loop (None: no-op).
-
-    An exception of the callback is kept (later steps skip the callback) and :func:`minimize`
-    raises it after the run, instead of a runtime error from inside the compiled loop."""
-    if callback is None:
-        return lambda params, it, value: None
-    key = id(callback)
-
-    def host(p, i, v):
-        if key in _CALLBACK_ERRORS:
-            return
-        try:
-            callback(p, int(i), float(v))
-        except Exception as exc:  # noqa: BLE001 - re-raised on the caller's thread
-            _CALLBACK_ERRORS[key] = exc
-
-    def call(params, it, value):
-        jax.debug.callback(host, params, it, value)
-
-    return call
-
-
-def _raise_callback_error(callback) -> None:
-    """Wait for the host callbacks of the last run and re-raise the first exception of ``callback``."""
-    if callback is None:
-        return
-    jax.effects_barrier()
-    exc = _CALLBACK_ERRORS.pop(id(callback), None)
-    if exc is not None:
-        raise exc
-
-
 def _norm(tree):
     return jnp.sqrt(sum(jnp.sum(jnp.square(x)) for x in jax.tree_util.tree_leaves(tree)))
 
@@ -239,7 +197,7 @@ def _stationary(value, grad, params, projection, tol):
 def _runner(loss_fn, optimizer, projection, max_iter, patience, static_hyper, print_every, mesh=None,
             callback=None):
     obj = _objective(loss_fn, dict(static_hyper), mesh, False)
-    notify = _user_callback(callback)
+    notify = user_callback(callback)
 
     def run(params0, problem, hyper, tol, learning_rate):
         _TRACES["count"] += 1
@@ -277,7 +235,7 @@ def _runner(loss_fn, optimizer, projection, max_iter, patience, static_hyper, pr
                 small = small & _stationary(value, grad, params, projection, tol)
             stall = jnp.where(small, c["stall"] + 1, 0)
             best = jnp.where(better, value, c["best"])
-            _progress(c["it"] % print_every == 0 if print_every else None, c["it"], value)
+            progress(c["it"] % print_every == 0 if print_every else None, c["it"], value)
             notify(params, c["it"], value)
             updates, state = optimizer.update(
                 grad, state, params, value=value, grad=grad, value_fn=f
@@ -324,7 +282,7 @@ def _runner_minibatch(loss_fn, optimizer, projection, max_iter, patience, static
     holds each step's minibatch loss; the stopping test compares epoch means; the last iterate is
     returned."""
     obj = _objective(loss_fn, dict(static_hyper), mesh, n_candidates is not None)
-    notify = _user_callback(callback)
+    notify = user_callback(callback)
     spe = -(-n_rows // batch_size)  # steps per epoch
 
     def run(params0, problem, hyper, tol, learning_rate, key):
@@ -382,7 +340,7 @@ def _runner_minibatch(loss_fn, optimizer, projection, max_iter, patience, static
             small = epoch_mean > c["best"] - tol * jnp.maximum(jnp.abs(epoch_mean), 1.0)
             stall = jnp.where(end, jnp.where(small, c["stall"] + 1, 0), c["stall"])
             best = jnp.where(end, jnp.minimum(c["best"], epoch_mean), c["best"])
-            _progress(end & ((it // spe) % max(1, print_every // 10) == 0) if print_every else None, it, epoch_mean)
+            progress(end & ((it // spe) % max(1, print_every // 10) == 0) if print_every else None, it, epoch_mean)
             notify(params, it, value)
             converged = stall >= patience
             zero = jnp.zeros((), dtype)
@@ -509,9 +467,9 @@ def minimize(
                                 static_hyper, print_every, batch_size, n_rows,
                                 None if n_candidates is None else int(n_candidates), mesh, callback)
         key = jax.random.key(0) if key is None else key
-        _CALLBACK_ERRORS.pop(id(callback), None)
+        CALLBACK_ERRORS.pop(id(callback), None)  # a fresh run: no error of an earlier one
         res = run(params0, problem, traced, tol, lr, key)
-        _raise_callback_error(callback)
+        raise_callback_error(callback)
         return res
     if n_candidates is not None:
         raise ValueError("n_candidates needs minibatch training (set batch_size).")
@@ -521,7 +479,7 @@ def minimize(
         patience = 2 if linesearch else 10
     run = _runner(loss_fn, optimizer, projection, int(max_iter), int(patience), static_hyper, print_every, mesh,
                   callback)
-    _CALLBACK_ERRORS.pop(id(callback), None)
+    CALLBACK_ERRORS.pop(id(callback), None)
     res = run(params0, problem, traced, tol, lr)
-    _raise_callback_error(callback)
+    raise_callback_error(callback)
     return res

@@ -253,11 +253,9 @@ def minimize_active_set(params0, problem, *, mu=0.5, margin=1.0, max_iter: int =
     value_at = lambda P, a_, l_: float(_value_fn(block_elements)(  # noqa: E731
         P, problem, *_padded(a_, l_, _capacity(a_.size, min_capacity), dtype), mu_, margin_))
     while True:
-        # chunked mode: once the step budget is spent, the last refresh only filters the candidates
-        # (a new chunk search could not change the returned L, and the value is not exact anyway)
-        final = chunks_per_refresh is not None and (it >= max_iter or failed)
-        anchor, impostor, strict, certified = _refresh(index, L, problem.X, radii, float(margin),
-                                                       0 if final else chunks_per_refresh)
+        # chunked mode, step budget spent: only filter the candidates (a search cannot change the returned L)
+        budget = 0 if chunks_per_refresh is not None and (it >= max_iter or failed) else chunks_per_refresh
+        anchor, impostor, strict, certified = _refresh(index, L, problem.X, radii, float(margin), budget)
         refreshes += 1
         if phase is not None and certified and phase[3] > 1.0 / 16:
             # a phase that raised the exact objective left the region where its active set held every
