@@ -3,7 +3,10 @@ import shutil
 import tempfile
 import warnings
 
-import jax
+# the suite runs in several processes (pytest -n 2): on a GPU none may take most of its memory
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+
+import jax  # noqa: E402
 import numpy as np
 import pytest
 
