@@ -160,3 +160,14 @@ def test_nca_penalty_is_the_range_weighted_frobenius_norm(rng, x64):
     assert abs(float(losses.nca(jnp.asarray(L), prob, reg=lam)) - expected) < 1e-12 * max(1.0, abs(expected))
     f = lambda A: losses.nca(A, prob, reg=lam)  # noqa: E731
     check_grads(f, (jnp.asarray(L),), order=1, modes=("rev",), atol=1e-6, rtol=1e-6)
+
+
+def test_default_blocks_are_cache_tiles_on_large_problems():
+    from types import SimpleNamespace
+
+    from jaxdml.losses._common import CACHE_TILE_ELEMENTS, row_block
+
+    big, small = SimpleNamespace(X=np.zeros((20000, 1))), SimpleNamespace(X=np.zeros((500, 1)))
+    assert row_block(big, 20000, None) * 20000 <= CACHE_TILE_ELEMENTS and row_block(big, 20000, None) >= 16
+    assert row_block(small, 500, None) == 500  # small work: one block, as before
+    assert row_block(big, 20000, 20000 * 3000) == 3000  # a budget the caller gives is used as given
