@@ -6,6 +6,8 @@ import os
 import sys
 import warnings
 
+from .exceptions import ConvergenceWarning
+
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 __all__ = ["warn", "warn_not_converged"]
@@ -22,8 +24,6 @@ def warn(message: str, category: type[Warning] = UserWarning) -> None:
 def warn_not_converged(name: str, max_iter, tol) -> None:
     """The ConvergenceWarning of a solver that ended at ``max_iter`` without meeting its stopping
     test (the prefix ``[NCA] NCA did not converge`` is scikit-learn's wording for its NCA)."""
-    from .exceptions import ConvergenceWarning
-
     label = name.upper()
     warn(f"[{label}] {label} did not converge in max_iter={max_iter} iterations (tol={tol}); increase max_iter.",
          ConvergenceWarning)

@@ -139,6 +139,21 @@ def view_sq_dists(view, rows, cols=None):
     return jnp.maximum(sr[:, None] + sc[None, :] - 2.0 * lr @ rc.T, 0.0)
 
 
+#: pairwise entries of one cache tile: a (rows x row_elements) tile this small stays in the CPU caches
+#: between a pairwise product and its elementwise consumers (measured on a 2-core CPU: LMNN's exact
+#: value and gradient at 5000 rows 1.6x, the impostor search 2x, NCA at 20 000 rows ~10 % faster than
+#: memory-budget-sized blocks)
+CACHE_TILE_ELEMENTS = 1 << 21
+
+
+def tile_rows(block: int, row_elements: int, minimum: int = 16) -> int:
+    """Rows per cache tile within a block of ``block`` rows: the block itself while it holds at most
+    two tiles, else ``CACHE_TILE_ELEMENTS // row_elements`` rows (at least ``minimum``)."""
+    if block * row_elements <= 2 * CACHE_TILE_ELEMENTS:
+        return block
+    return min(block, max(minimum, CACHE_TILE_ELEMENTS // max(row_elements, 1)))
+
+
 def block_size(n_rows: int, row_elements: int, budget: int | None = None) -> int:
     """Rows per block so that ``rows * row_elements <= budget`` elements (at least 1).
 

@@ -20,12 +20,6 @@ from ._padding import bucket_size
 __all__ = ["knn_search", "same_class_neighbors", "other_class_neighbors", "active_impostors", "impostor_candidates"]
 
 
-def _cache_tile(block: int, rows: int = 128) -> int:
-    """Query rows per step of the k-NN search: at most ``rows`` once blocks are large (a tile of
-    distances that stays in the CPU caches; about 10 % faster than memory-budget-sized blocks)."""
-    return rows if block >= 2 * rows else block
-
-
 @functools.partial(jax.jit, static_argnames=("k", "mode", "exclude_self", "block"))
 def _search(Q, R, q_lab, r_lab, r_valid, q_ids, r_ids, *, k, mode, exclude_self, block):
     nq = Q.shape[0]
@@ -99,7 +93,7 @@ def knn_search(X, k: int, *, Y=None, L=None, labels=None, y_labels=None, mode: s
         ql, rl = jnp.asarray(codes[:n]), jnp.asarray(codes[n:])
     ids_q = jnp.arange(n, dtype=jnp.int32)
     ids_r = jnp.arange(m, dtype=jnp.int32) if same_ref else jnp.full(m, -1, jnp.int32)
-    block = _cache_tile(linalg.block_size(n, m, block_elements))
+    block = linalg.tile_rows(linalg.block_size(n, m, block_elements), m)
     idx, dist = _search(Q, R, ql, rl, jnp.ones(m, bool), ids_q, ids_r, k=int(k), mode=mode,
                         exclude_self=bool(exclude_self), block=block)
     idx, dist = np.asarray(idx), np.asarray(dist, dtype=np.float64)
@@ -131,7 +125,7 @@ def same_class_neighbors(X, codes, k: int, *, L=None, block_elements=None):
         Zc = Z[jnp.asarray(pad)]
         valid = jnp.asarray(np.arange(b) < nc)
         ids = jnp.arange(b, dtype=jnp.int32)
-        block = _cache_tile(linalg.block_size(b, b, block_elements))
+        block = linalg.tile_rows(linalg.block_size(b, b, block_elements), b)
         idx, _ = _search(Zc, Zc, ids * 0, ids * 0, valid, ids, ids, k=kc, mode="any",
                          exclude_self=True, block=block)
         out[members, :kc] = members[np.asarray(idx)[:nc]]
@@ -213,11 +207,6 @@ def active_impostors(Z, codes, valid, outer, inner=None, *, block_elements: int 
     return anchor, impostor, strict
 
 
-#: anchor rows per step inside one search block: a (rows x references) distance tile this small stays
-#: in the CPU caches between the matrix product and the comparisons (twice as fast as whole blocks)
-_TILE_ROWS = 64
-
-
 @functools.partial(jax.jit, static_argnames=("width", "tile"))
 def _packed_within(rows, r0, Z, s, codes, valid, radius, *, width, tile=None):
     """Bit-packed ``|z_i - z_l|^2 < radius[i]`` (differently labelled, valid ``l``) for the anchors
@@ -236,7 +225,7 @@ def _packed_within(rows, r0, Z, s, codes, valid, radius, *, width, tile=None):
         bits = hit.reshape(r.shape[0], width // 8, 8).astype(jnp.uint8) << jnp.arange(8, dtype=jnp.uint8)
         return jnp.sum(bits, axis=-1, dtype=jnp.uint8)  # distinct bits: the sum is the OR
 
-    if tile is None or tile >= rows.shape[0]:
+    if tile is None or tile >= rows.shape[0]:  # one step
         return one(rows)
     return jax.lax.map(one, rows.reshape(-1, tile)).reshape(rows.shape[0], width // 8)
 
@@ -285,9 +274,8 @@ def impostor_candidates(Z, codes, valid, radius, *, ref_range=None, anchors=None
     anchors = np.arange(n, dtype=np.int32) if anchors is None else np.asarray(anchors, np.int32)
     m = anchors.size
     block = linalg.block_size(max(m, 1), width, block_elements)
-    tile = _TILE_ROWS if block >= 2 * _TILE_ROWS else None
-    if tile is not None:
-        block -= block % tile
+    tile = linalg.tile_rows(block, width)  # anchors per step inside a block (a cache tile)
+    block -= block % tile
     parts = [(np.zeros(0, np.int32), np.zeros(0, np.int32))]
     for start in range(0, m if r1 > r0 else 0, block):
         rows = anchors[start: start + block]

@@ -149,8 +149,11 @@ def _brute_pairs(Z, y, valid, radius, r0=0, r1=None):
     return np.nonzero(ok)
 
 
-def test_packed_chunked_search_equals_brute_force(rng, x64):
+def test_packed_chunked_search_equals_brute_force(rng, x64, monkeypatch):
+    from jaxdml import linalg
     from jaxdml.neighbors import impostor_candidates
+
+    monkeypatch.setattr(linalg, "CACHE_TILE_ELEMENTS", 1000)
 
     n = 203  # not a multiple of 8: padded references must never be reported
     Z = rng.normal(size=(n, 3))
@@ -158,7 +161,7 @@ def test_packed_chunked_search_equals_brute_force(rng, x64):
     radius = rng.random(n) * 3.0
     radius[7] = -np.inf
     for r0, r1 in ((0, n), (0, 64), (61, 203), (100, 101), (50, 50)):
-        # 16-row blocks, and whole-range blocks cut into 64-row cache tiles
+        # 16-row blocks, and whole-range blocks cut into 16-row cache tiles (a small tile forced here)
         for budget in (n * 16, n * n):
             a, l = impostor_candidates(Z, y, valid, radius, ref_range=(r0, r1), block_elements=budget)
             ra, rl = _brute_pairs(Z, y, valid, radius, r0, r1)

@@ -165,7 +165,8 @@ def test_nca_penalty_is_the_range_weighted_frobenius_norm(rng, x64):
 def test_default_blocks_are_cache_tiles_on_large_problems():
     from types import SimpleNamespace
 
-    from jaxdml.losses._common import CACHE_TILE_ELEMENTS, row_block
+    from jaxdml.linalg import CACHE_TILE_ELEMENTS
+    from jaxdml.losses._common import row_block
 
     big, small = SimpleNamespace(X=np.zeros((20000, 1))), SimpleNamespace(X=np.zeros((500, 1)))
     assert row_block(big, 20000, None) * 20000 <= CACHE_TILE_ELEMENTS and row_block(big, 20000, None) >= 16

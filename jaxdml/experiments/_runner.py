@@ -53,9 +53,9 @@ class ExperimentResult:
     wall_time: float = 0.0
 
     def table(self, split: str = "test", dataset: Optional[str] = None) -> Table:
+        end = f"-{split}" if dataset is None else f"-{DIM_TABLE_NAMES.get(dataset, dataset)}-{split}"
         for name, t in self.tables.items():
-            shown = None if dataset is None else DIM_TABLE_NAMES.get(dataset, dataset)
-            if name.endswith(f"-{split}") and (dataset is None or name.endswith(f"-{shown}-{split}")):
+            if name.endswith(end):
                 return t
         raise KeyError(f"no {split!r} table{' for ' + dataset if dataset else ''}; have {list(self.tables)}")
 

@@ -19,21 +19,11 @@ def n_anchors(problem, anchors=None) -> int:
     return problem.X.shape[0] if anchors is None else anchors.shape[0]
 
 
-#: pairwise entries of one anchor block under the default budget once the work outgrows it: a tile
-#: that stays in the CPU caches between the pairwise product and its elementwise consumers (NCA's
-#: value and gradient at 20 000 rows: about 25 % faster than memory-budget-sized blocks)
-CACHE_TILE_ELEMENTS = 1 << 21
-
-
 def row_block(problem, row_elements: int, block_elements: int | None, anchors=None) -> int:
     """Static anchor-block size for pairwise work of ``row_elements`` per anchor: within the memory
-    budget, and (default budget only) in cache-sized tiles of at least 16 rows once the work of all
-    anchors exceeds twice a tile."""
-    n = n_anchors(problem, anchors)
-    block = linalg.block_size(n, row_elements, block_elements)
-    if block_elements is None and n * row_elements > 2 * CACHE_TILE_ELEMENTS:
-        block = min(block, max(16, CACHE_TILE_ELEMENTS // max(row_elements, 1)))
-    return block
+    budget and, under the default budget, a cache tile (:func:`jaxdml.linalg.tile_rows`)."""
+    block = linalg.block_size(n_anchors(problem, anchors), row_elements, block_elements)
+    return block if block_elements is not None else linalg.tile_rows(block, row_elements)
 
 
 def masked_softmax_parts(logits, allowed):

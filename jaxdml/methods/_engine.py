@@ -146,7 +146,7 @@ def run(method: Method, X, y, *, n_components=None, max_iter=None, tol=None, ran
     if isinstance(random_state, np.random.Generator):  # internals take scikit-learn's forms
         random_state = np.random.RandomState(int(random_state.integers(2**32)))
     n_classes = 0 if classes is None else len(classes)
-    init = (settings or {}).get("init", hyper.get("init"))
+    init = (settings or {}).get("init")
     if n_components is None and method.learns == "L" and not isinstance(init, str) and init is not None:
         shape = np.shape(init)  # an initial map fixes the output dimension (as scikit-learn's NCA)
         if len(shape) == 2 and 1 <= shape[0] <= min(shape[1], X.shape[1]):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import numbers
 import threading
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 from sklearn.utils import check_random_state
@@ -118,8 +117,7 @@ def _run_watched(L, problem, opt, track, val_hist, hist, *, max_iter, tol, learn
     while done < max_iter and track["since"] < MLKR_PATIENCE:
         res = minimize(mlkr, L, problem, optimizer=opt, max_iter=min(MLKR_CHECK_EVERY, max_iter - done), tol=tol,
                        learning_rate=learning_rate, verbose=verbose, callback=_ITERATES)
-        n_iter = int(res.n_iter)
-        jax.effects_barrier()  # every iterate's callback has run
+        n_iter = int(res.n_iter)  # minimize returns once every iterate's callback has run
         hist.extend(np.asarray(res.loss_history, np.float64)[: n_iter + 1].tolist())
         done, L = done + max(n_iter, 1), res.params
         if bool(res.converged) or bool(res.failed):

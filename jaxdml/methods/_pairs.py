@@ -156,8 +156,6 @@ def check_both_kinds(name, s):
         )
 
 
-
-
 def pair_problem(name, X, codes, n_classes, sup, n_constraints, rng):
     """LabeledProblem over all pairs (small data), or a PairsProblem (given / sampled pairs)."""
     n = X.shape[0]

@@ -6,7 +6,7 @@ import jax
 
 from .._logging import progress_line
 
-__all__ = ["progress", "user_callback", "raise_callback_error", "CALLBACK_ERRORS"]
+__all__ = ["progress", "user_callback", "run_with_callback"]
 
 
 def progress(show, it, value):
@@ -42,11 +42,15 @@ def user_callback(callback):
     return call
 
 
-def raise_callback_error(callback) -> None:
-    """Wait for the host callbacks of the last run and re-raise the first exception of ``callback``."""
+def run_with_callback(callback, run, *args):
+    """``run(*args)`` (a compiled loop that calls ``callback``), then wait for its host callbacks and
+    re-raise the first exception ``callback`` raised during this run."""
     if callback is None:
-        return
+        return run(*args)
+    CALLBACK_ERRORS.pop(id(callback), None)  # a fresh run: no error of an earlier one
+    res = run(*args)
     jax.effects_barrier()
     exc = CALLBACK_ERRORS.pop(id(callback), None)
     if exc is not None:
         raise exc
+    return res

@@ -22,7 +22,7 @@ from optax import tree_utils as otu
 
 from .._logging import show_progress
 from .._threads import blas_single_threaded
-from ._callbacks import CALLBACK_ERRORS, progress, raise_callback_error, user_callback
+from ._callbacks import progress, run_with_callback, user_callback
 
 __all__ = ["SolverResult", "minimize", "make_optimizer", "make_mesh", "split_hyper", "trace_count", "uses_linesearch"]
 
@@ -467,10 +467,7 @@ def minimize(
                                 static_hyper, print_every, batch_size, n_rows,
                                 None if n_candidates is None else int(n_candidates), mesh, callback)
         key = jax.random.key(0) if key is None else key
-        CALLBACK_ERRORS.pop(id(callback), None)  # a fresh run: no error of an earlier one
-        res = run(params0, problem, traced, tol, lr, key)
-        raise_callback_error(callback)
-        return res
+        return run_with_callback(callback, run, params0, problem, traced, tol, lr, key)
     if n_candidates is not None:
         raise ValueError("n_candidates needs minibatch training (set batch_size).")
     if n_rows % n_dev:
@@ -479,7 +476,4 @@ def minimize(
         patience = 2 if linesearch else 10
     run = _runner(loss_fn, optimizer, projection, int(max_iter), int(patience), static_hyper, print_every, mesh,
                   callback)
-    CALLBACK_ERRORS.pop(id(callback), None)
-    res = run(params0, problem, traced, tol, lr)
-    raise_callback_error(callback)
-    return res
+    return run_with_callback(callback, run, params0, problem, traced, tol, lr)
