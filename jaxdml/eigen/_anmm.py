@@ -38,7 +38,12 @@ def neighbourhood_scatter(X, idx, weights):
     idx : (n, k) int array, neighbour indices of each row.
     weights : (n, k) array, ``w_ij`` (0 for padding slots).
     """
-    return symmetrize(X.T @ laplacian_apply(X, idx, weights))
+    n, k = idx.shape
+    w = weights.astype(X.dtype)
+    deg = jnp.sum(w, axis=1) + jax.ops.segment_sum(w.reshape(-1), idx.reshape(-1), num_segments=n)
+    pulled = jnp.einsum("nk,nkd->nd", w, X[idx])  # W X, a gather (no scatter of rows)
+    # X^T (D - W - W^T) X = sym(X^T (D X - 2 W X)): one product, no transposed graph
+    return symmetrize(X.T @ (deg[:, None] * X - 2.0 * pulled))
 
 
 def laplacian_apply(X, idx, weights):
@@ -175,18 +180,38 @@ def kanmm_components(K, friends_idx, enemies_idx, n_components: int, friends_mas
     return L @ T.T, w
 
 
+def _margin_laplacian_apply(X, friends_idx, enemies_idx, wf, we):
+    """``(G_S - G_C) X``: the enemies' Laplacian minus the friends' (both symmetrised graphs)."""
+    return laplacian_apply(X, enemies_idx, we) - laplacian_apply(X, friends_idx, wf)
+
+
+def _kanmm_margin_apply(op, X):
+    """``G X`` for ``G = C^T (G_S - G_C) C - shift diag(padding)``, never formed (``O(n^2 m)``)."""
+    C, friends_idx, enemies_idx, wf, we, pad_shift = op
+    return C.T @ _margin_laplacian_apply(C @ X, friends_idx, enemies_idx, wf, we) - pad_shift[:, None] * X
+
+
 @jax.jit
-def _kanmm_margin_cholesky(K, friends_idx, enemies_idx, friends_mask, enemies_mask, row_mask, jitter):
-    """``G = C^T (G_S - G_C) C`` with ``C C^T = K + jitter I`` (Cholesky coordinates of the kernel)."""
+def _kanmm_margin_operator(K, friends_idx, enemies_idx, friends_mask, enemies_mask, row_mask, jitter):
+    """The factors of ``G = C^T (G_S - G_C) C`` with ``C C^T = K + jitter I`` (Cholesky coordinates of
+    the kernel) and a bound of its norm: ``|G| <= |K + jitter I| |G_S - G_C|``, each by Gershgorin (a
+    Laplacian's row sums are twice the degrees)."""
     n = K.shape[0]
-    scale = jnp.maximum(jnp.trace(K) / jnp.maximum(jnp.sum(row_mask), 1.0), jnp.finfo(K.dtype).tiny)
-    C = jnp.linalg.cholesky(symmetrize(K) + jitter * scale * jnp.eye(n, dtype=K.dtype))
-    GC = (laplacian_apply(C, enemies_idx, _average_weights(enemies_idx, enemies_mask))
-          - laplacian_apply(C, friends_idx, _average_weights(friends_idx, friends_mask)))
-    G = symmetrize(C.T @ GC)
+    dt = K.dtype
+    scale = jnp.maximum(jnp.trace(K) / jnp.maximum(jnp.sum(row_mask), 1.0), jnp.finfo(dt).tiny)
+    C = jnp.linalg.cholesky(symmetrize(K) + jitter * scale * jnp.eye(n, dtype=dt))
+    wf = _average_weights(friends_idx, friends_mask).astype(dt)
+    we = _average_weights(enemies_idx, enemies_mask).astype(dt)
+
+    def degree(idx, w):
+        return jnp.sum(w, axis=1) + jax.ops.segment_sum(w.reshape(-1), idx.reshape(-1), num_segments=n)
+
+    bound = ((jnp.max(jnp.sum(jnp.abs(K), axis=1)) + jitter * scale)
+             * 2.0 * (jnp.max(degree(friends_idx, wf)) + jnp.max(degree(enemies_idx, we))))
+    bound = jnp.maximum(bound, jnp.finfo(dt).tiny)
     # padding coordinates carry no data: rank them below every real eigenvalue
-    shift = 2.0 * (jnp.max(jnp.sum(jnp.abs(G), axis=1)) + 1.0)
-    return G - shift * jnp.diag(1.0 - row_mask.astype(G.dtype)), C
+    pad_shift = 2.0 * (bound + 1.0) * (1.0 - row_mask.astype(dt))
+    return (C, friends_idx, enemies_idx, wf, we, pad_shift), bound
 
 
 def kanmm_components_truncated(K, friends_idx, enemies_idx, n_components: int, friends_mask=None,
@@ -196,8 +221,9 @@ def kanmm_components_truncated(K, friends_idx, enemies_idx, n_components: int, f
     The same problem as :func:`kanmm_components`, :math:`(\tilde S - \tilde C) a = \lambda K a`, in the
     coordinates of a Cholesky factor :math:`C C^T = K + \epsilon \bar k I` (:math:`\bar k` the mean
     diagonal of ``K``, :math:`\epsilon` = ``jitter``) instead of the eigenvectors of ``K``: the margin
-    matrix :math:`G = C^T (G_S - G_C) C` (one ``n x n`` product) and its leading eigenvectors ``U`` by
-    :func:`leading_eigh` (block Krylov, checked; dense fallback), then :math:`A^T = C^{-T} U`. The embedding
+    matrix :math:`G = C^T (G_S - G_C) C` (never formed: block Krylov multiplies by ``C``, the sparse
+    Laplacians and ``C^T`` in turn, ``O(n^2)`` per vector) and its leading eigenvectors ``U`` by
+    :func:`leading_eigh` (checked; a dense fallback forms ``G``), then :math:`A^T = C^{-T} U`. The embedding
     agrees with the dense one up to the jitter (directions of ``K`` below :math:`\epsilon \bar k`,
     which the dense path drops below ``1e-10`` of the largest eigenvalue).
     ``row_mask`` (0 on padding rows of ``K``) keeps padding out of the leading subspace. Directions in
@@ -214,7 +240,8 @@ def kanmm_components_truncated(K, friends_idx, enemies_idx, n_components: int, f
     fm = jnp.ones(friends_idx.shape, K.dtype) if friends_mask is None else friends_mask
     em = jnp.ones(enemies_idx.shape, K.dtype) if enemies_mask is None else enemies_mask
     rm = jnp.ones(n, K.dtype) if row_mask is None else row_mask
-    G, C = _kanmm_margin_cholesky(K, friends_idx, enemies_idx, fm, em, rm, jitter)
-    w, U, info = leading_eigh(G, n_components, solver=solver)
-    At = solve_triangular(C.T, U, lower=False)
+    op, bound = _kanmm_margin_operator(K, friends_idx, enemies_idx, fm, em, rm, jitter)
+    w, U, info = leading_eigh(op, n_components, solver=solver, apply=_kanmm_margin_apply, shape=(n, K.dtype),
+                              scale=bound)
+    At = solve_triangular(op[0].T, U, lower=False)
     return sign_flip(At).T, w, info

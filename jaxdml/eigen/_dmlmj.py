@@ -227,7 +227,9 @@ def kdmlmj_components(K, positive_idx, negative_idx, n_components: int, reg=0.1,
 
 @jax.jit
 def _kdmlmj_pencils(K, positive_idx, negative_idx, positive_mask, negative_mask, reg, n_rows, jitter):
-    """Cholesky coordinates of ``K`` and the whitened pencil of the ridged difference covariances."""
+    """Cholesky coordinates ``C`` of ``K``, the ridged difference covariance ``Sigma_{D,rho}`` and the
+    Cholesky factors ``R``, ``R_D`` of ``Sigma_{S,rho}``, ``Sigma_{D,rho}`` (two ``n x n`` products and
+    three factorisations; the whitened pencils are applied, never formed)."""
     n = K.shape[0]
     dt = K.dtype
     scale_k = jnp.maximum(jnp.trace(K) / n_rows, jnp.finfo(dt).tiny)
@@ -239,9 +241,24 @@ def _kdmlmj_pencils(K, positive_idx, negative_idx, positive_mask, negative_mask,
     eye = jnp.eye(n, dtype=dt)
     R = jnp.linalg.cholesky(Sigma_S + ridge * eye)
     RD = jnp.linalg.cholesky(Sigma_D + ridge * eye)
-    M = solve_triangular(RD, R, lower=True)  # W^{-1} = M^T M
-    W = solve_triangular(R, solve_triangular(R, Sigma_D + ridge * eye, lower=True).T, lower=True)
-    return C, R, symmetrize(W), symmetrize(M.T @ M)
+    # W = R^{-1} Sigma_D,rho R^{-T} = P P^T and W^{-1} = M^T M with M = R_D^{-1} R, P = M^{-1} (both
+    # triangular): every Krylov product is two matrix products, no triangular solve per iteration
+    M = solve_triangular(RD, R, lower=True)
+    P = solve_triangular(M, eye, lower=True)
+    # |W| <= |P|_1 |P|_inf and |W^{-1}| <= |M|_1 |M|_inf (norm bounds of the factors)
+    bound_w = jnp.max(jnp.sum(jnp.abs(P), axis=0)) * jnp.max(jnp.sum(jnp.abs(P), axis=1))
+    bound_inv = jnp.max(jnp.sum(jnp.abs(M), axis=0)) * jnp.max(jnp.sum(jnp.abs(M), axis=1))
+    return C, R, M, P, bound_w, bound_inv
+
+
+def _gram_apply(F, X):
+    """``F F^T X`` (``W = P P^T``)."""
+    return F @ (F.T @ X)
+
+
+def _inverse_gram_apply(F, X):
+    """``F^T F X`` (``W^{-1} = M^T M``)."""
+    return F.T @ (F @ X)
 
 
 def kdmlmj_components_truncated(K, positive_idx, negative_idx, n_components: int, reg=0.1, positive_mask=None,
@@ -255,7 +272,8 @@ def kdmlmj_components_truncated(K, positive_idx, negative_idx, n_components: int
     the generalised eigenvalues are those of :math:`W = R^{-1}\Sigma_{D,\rho}R^{-T}`. DMLMJ ranks them
     by :math:`\lambda + 1/\lambda`, so both ends matter: the ``n_components`` largest eigenpairs of ``W``
     and of :math:`W^{-1} = (R_D^{-1}R)^T(R_D^{-1}R)` (:math:`\Sigma_{D,\rho} = R_D R_D^T`) are computed by
-    :func:`leading_eigh` (block Krylov, residual-checked), merged and ranked. Directions without data
+    :func:`leading_eigh` (block Krylov, residual-checked; ``W = P P^T`` and ``W^{-1} = M^T M`` are
+    applied through their triangular factors, never formed), merged and ranked. Directions without data
     (padding, the null space of ``K``, the mean direction) have :math:`\lambda = 1`, the lowest score,
     as in the dense path. ``n_rows``: the number of real (unpadded) rows of ``K`` (the ridge's scale).
 
@@ -269,9 +287,11 @@ def kdmlmj_components_truncated(K, positive_idx, negative_idx, n_components: int
     n_rows = float(n if n_rows is None else n_rows)
     pm = jnp.ones(positive_idx.shape, K.dtype) if positive_mask is None else positive_mask
     nm = jnp.ones(negative_idx.shape, K.dtype) if negative_mask is None else negative_mask
-    C, R, W, Winv = _kdmlmj_pencils(K, positive_idx, negative_idx, pm, nm, reg, n_rows, jitter)
-    big, Ub, info_b = leading_eigh(W, n_components, solver=solver)
-    inv, Us, info_s = leading_eigh(Winv, n_components, solver=solver)
+    C, R, M, P, bound_w, bound_inv = _kdmlmj_pencils(K, positive_idx, negative_idx, pm, nm, reg, n_rows, jitter)
+    big, Ub, info_b = leading_eigh(P, n_components, solver=solver, apply=_gram_apply, shape=(n, K.dtype),
+                                   scale=bound_w)
+    inv, Us, info_s = leading_eigh(M, n_components, solver=solver, apply=_inverse_gram_apply,
+                                   shape=(n, K.dtype), scale=bound_inv)
     lam = jnp.concatenate([big, 1.0 / jnp.maximum(inv, jnp.finfo(K.dtype).tiny)])
     U = jnp.concatenate([Ub, Us], axis=1)
     order = jnp.argsort(-(lam + 1.0 / lam))[:n_components]

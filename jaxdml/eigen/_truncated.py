@@ -48,32 +48,46 @@ def use_truncated(solver: str, n: int, k: int) -> bool:
     return k <= TRUNCATED_MAX_COMPONENTS and n >= TRUNCATED_MIN_ROWS
 
 
-@functools.partial(jax.jit, static_argnames=("k", "depth"))
-def _krylov_step(W, X, scale, k: int, depth: int):
+def _matmul(W, X):
+    return W @ X
+
+
+@functools.partial(jax.jit, static_argnames=("apply", "k", "depth"))
+def _krylov_step(apply, operand, X, scale, k: int, depth: int):
     """One restart of block Krylov with Rayleigh-Ritz: the basis ``[X, W X, ..., W^depth X]`` (blocks
     orthogonalised against the previous ones twice, then QR), the Ritz pairs of ``W`` on it, the
-    ``block`` leading Ritz vectors (the next start) and the largest relative residual of the ``k`` first.
+    ``block`` leading Ritz vectors (the next start) and the largest residual of the ``k`` first relative
+    to the largest Ritz value in magnitude (a lower bound of the norm of ``W``, so the test is never
+    looser than one relative to the norm itself). ``W X`` is ``apply(operand, X)``: a dense matrix or a
+    product of factors that is never formed; ``scale`` (any bound of the norm) only keeps the products
+    of order one.
 
     A Krylov subspace of depth ``q`` captures the extreme eigenvectors at the rate of a degree-``q``
     Chebyshev polynomial (the square root of the gap, where the power method has the gap itself); the
     graph is ``depth`` products and QR factorisations, cheap to compile.
     """
     Q, _ = jnp.linalg.qr(X)
-    basis = [Q]
+    basis, products = [Q], []
     for _ in range(depth):
-        Y = W @ basis[-1] / scale
+        P = apply(operand, basis[-1]) / scale
+        products.append(P)
         B = jnp.concatenate(basis, axis=1)
+        Y = P
         for _ in range(2):  # twice is enough (Kahan)
             Y = Y - B @ (B.T @ Y)
         Y, _ = jnp.linalg.qr(Y)
         basis.append(Y)
+    products.append(apply(operand, basis[-1]) / scale)
+    # the blocks are orthonormal (twice orthogonalised), so W B is the products already computed
     B = jnp.concatenate(basis, axis=1)
-    B, _ = jnp.linalg.qr(B)
-    theta, S = jnp.linalg.eigh(symmetrize(B.T @ (W @ B)))
-    U = B @ S[:, ::-1][:, :X.shape[1]]
+    WB = jnp.concatenate(products, axis=1)
+    theta, S = jnp.linalg.eigh(symmetrize(B.T @ WB))
+    top = S[:, ::-1][:, :X.shape[1]]
+    U = B @ top
     lam = theta[::-1][:k]
-    resid = jnp.linalg.norm(W @ U[:, :k] - U[:, :k] * lam[None, :], axis=0)
-    return lam, U, jnp.max(resid) / scale
+    resid = jnp.linalg.norm(WB @ top[:, :k] - U[:, :k] * lam[None, :], axis=0)
+    norm = jnp.maximum(jnp.max(jnp.abs(theta)), jnp.finfo(theta.dtype).tiny)
+    return lam * scale, U, jnp.max(resid) / norm
 
 
 @jax.jit
@@ -87,7 +101,13 @@ def _dense(W, k: int):
     return w[::-1][:k], V[:, ::-1][:, :k]
 
 
-def leading_eigh(W, k: int, *, solver: str = "auto", rtol: float = 1e-8, max_iter: int = 100, seed: int = 0):
+@functools.partial(jax.jit, static_argnames=("apply", "n", "dtype"))
+def _form(apply, operand, n: int, dtype):
+    return apply(operand, jnp.eye(n, dtype=dtype))
+
+
+def leading_eigh(W, k: int, *, solver: str = "auto", rtol: float = 1e-8, max_iter: int = 100, seed: int = 0,
+                 apply=None, shape=None, scale=None):
     r"""The ``k`` largest eigenpairs of a symmetric matrix ``W`` (float64 recommended).
 
     ``solver="truncated"`` (or ``"auto"`` for ``k <= 50`` and ``n >= 400``) runs restarted block Krylov
@@ -95,36 +115,48 @@ def leading_eigh(W, k: int, *, solver: str = "auto", rtol: float = 1e-8, max_ite
     accelerator when there is one) with a block of ``max(2k, k + 10)`` vectors from a seeded Gaussian
     start, restarted from the leading Ritz vectors. (JAX's LOBPCG was tried first: it gives the same
     answers but its program took 10-40 s to compile on a loaded 2-core CPU.) The result is accepted when every
-    residual :math:`\|W v - \theta v\|` is below ``rtol`` times the spectral bound of ``W``; then each
-    eigenvector is within an angle of about ``residual / gap`` of the exact one (Davis-Kahan). Otherwise
-    the dense ``eigh`` is used and ``info["solver"]`` says so.
+    residual :math:`\|W v - \theta v\|` is below ``rtol`` times the largest Ritz value in magnitude (a
+    lower bound of :math:`\|W\|`); then each eigenvector is within an angle of about ``residual / gap``
+    of the exact one (Davis-Kahan). Otherwise the dense ``eigh`` is used and ``info["solver"]`` says so.
+
+    ``W`` need not be formed: with ``apply`` (a module-level function, ``apply(W, X)`` = the product of
+    the operator with an ``(n, m)`` block), ``W`` is whatever ``apply`` takes (arrays, a tuple of factors),
+    ``shape=(n, dtype)`` and ``scale`` is any bound of the operator's norm. Each product then costs what
+    the factors cost (``O(n^2 m)`` for dense ``n x n`` factors) instead of an ``O(n^3)`` product to form
+    ``W``; only the dense fallback forms it.
 
     Returns
     -------
     w : (k,) eigenvalues, descending.
     V : (n, k) orthonormal eigenvectors (deterministic signs).
     info : dict with ``solver`` ("dense", "block Krylov" or "dense (block Krylov inaccurate)") and
-        ``max_residual`` (relative; 0 for the dense solver). At most ``max_iter`` products with ``W``
+        ``max_residual`` (relative; 0 for the dense solver), ``restarts`` (block Krylov). At most ``max_iter`` products with ``W``
         (in restarts of ``DEPTH`` = 6), the residuals checked after each restart.
     """
-    n = W.shape[0]
+    if apply is None:
+        apply, (n, dtype) = _matmul, (W.shape[0], W.dtype)
+    elif shape is None or scale is None:
+        raise ValueError("leading_eigh with an operator (apply=...) needs shape=(n, dtype) and a norm bound scale=.")
+    else:
+        n, dtype = shape
     if not use_truncated(solver, n, k):
-        w, V = _dense(W, k)
+        w, V = _dense(W if apply is _matmul else _form(apply, W, n, dtype), k)
         return w, sign_flip(V), dict(solver="dense", max_residual=0.0)
     block, depth = _block(n, k), DEPTH
-    U = jax.random.normal(jax.random.PRNGKey(seed), (n, block), dtype=W.dtype)
-    shift = _gershgorin(W)
+    U = jax.random.normal(jax.random.PRNGKey(seed), (n, block), dtype=dtype)
+    shift = _gershgorin(W) if scale is None else jnp.asarray(scale, dtype)
     rel = np.inf
-    for _ in range(-(-max_iter // depth)):
-        w, U, rel = _krylov_step(W, U, shift, k, depth)
+    for restarts in range(1, -(-max_iter // depth) + 1):
+        w, U, rel = _krylov_step(apply, W, U, shift, k, depth)
         rel = float(rel)
         if rel <= rtol or not np.isfinite(rel):
             break
     V = U[:, :k]
     if not np.isfinite(rel) or rel > rtol:
-        w, V = _dense(W, k)
-        return w, sign_flip(V), dict(solver="dense (block Krylov inaccurate)", max_residual=rel)
-    return w, sign_flip(V), dict(solver="block Krylov", max_residual=rel)
+        w, V = _dense(W if apply is _matmul else _form(apply, W, n, dtype), k)
+        return w, sign_flip(V), dict(solver="dense (block Krylov inaccurate)", max_residual=rel,
+                                     restarts=restarts)
+    return w, sign_flip(V), dict(solver="block Krylov", max_residual=rel, restarts=restarts)
 
 
 @jax.jit

@@ -7,6 +7,7 @@ kernel method is the linear method applied to the kernel columns.
 
 from __future__ import annotations
 
+import functools
 import numbers
 
 import jax
@@ -108,9 +109,13 @@ def kernel_matrix(X, Y=None, *, kernel="rbf", gamma=None, degree=3, coef0=1.0):
 
         n, m = X.shape[0], Y.shape[0]
         Xp = np.concatenate([X, np.zeros((bucket_size(n) - n, X.shape[1]))]) if n else X
-        Yp = np.concatenate([Y, np.zeros((bucket_size(m) - m, Y.shape[1]))]) if m else Y
         with jax.enable_x64(True):
-            K = np.asarray(_jit_kernel(kernel)(jnp.asarray(Xp), jnp.asarray(Yp), gamma, degree, coef0))[:n, :m]
+            if Y is X:  # a Gram matrix: exactly symmetric (symmetrised in the compiled program)
+                K = np.asarray(_jit_kernel(kernel, gram=True)(jnp.asarray(Xp), jnp.asarray(Xp), gamma, degree,
+                                                               coef0))[:n, :n]
+            else:
+                Yp = np.concatenate([Y, np.zeros((bucket_size(m) - m, Y.shape[1]))]) if m else Y
+                K = np.asarray(_jit_kernel(kernel)(jnp.asarray(Xp), jnp.asarray(Yp), gamma, degree, coef0))[:n, :m]
     if not np.all(np.isfinite(K)):
         raise ValueError(
             f"The {kernel if isinstance(kernel, str) else 'callable'} kernel produced non-finite values "
@@ -122,10 +127,16 @@ def kernel_matrix(X, Y=None, *, kernel="rbf", gamma=None, degree=3, coef0=1.0):
 _JITTED = {}
 
 
-def _jit_kernel(name):
-    if name not in _JITTED:
-        _JITTED[name] = jax.jit(_FUNCS[name], static_argnums=(3,))
-    return _JITTED[name]
+def _gram(k, X, Y, gamma, degree, coef0):
+    K = k(X, Y, gamma, degree, coef0)
+    return 0.5 * (K + K.T)
+
+
+def _jit_kernel(name, gram=False):
+    if (name, gram) not in _JITTED:
+        _JITTED[name, gram] = jax.jit(functools.partial(_gram, _FUNCS[name]) if gram else _FUNCS[name],
+                                      static_argnums=(3,))
+    return _JITTED[name, gram]
 
 
 def feature_space_sq_dists(K):
