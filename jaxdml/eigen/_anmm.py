@@ -186,9 +186,9 @@ def _margin_laplacian_apply(X, friends_idx, enemies_idx, wf, we):
 
 
 def _kanmm_margin_apply(op, X):
-    """``G X`` for ``G = C^T (G_S - G_C) C - shift diag(padding)``, never formed (``O(n^2 m)``)."""
-    C, friends_idx, enemies_idx, wf, we, pad_shift = op
-    return C.T @ _margin_laplacian_apply(C @ X, friends_idx, enemies_idx, wf, we) - pad_shift[:, None] * X
+    """``G X`` for ``G = C^T (G_S - G_C) C``, never formed (``O(n^2 m)``)."""
+    C, friends_idx, enemies_idx, wf, we = op
+    return C.T @ _margin_laplacian_apply(C @ X, friends_idx, enemies_idx, wf, we)
 
 
 @jax.jit
@@ -208,10 +208,9 @@ def _kanmm_margin_operator(K, friends_idx, enemies_idx, friends_mask, enemies_ma
 
     bound = ((jnp.max(jnp.sum(jnp.abs(K), axis=1)) + jitter * scale)
              * 2.0 * (jnp.max(degree(friends_idx, wf)) + jnp.max(degree(enemies_idx, we))))
-    bound = jnp.maximum(bound, jnp.finfo(dt).tiny)
-    # padding coordinates carry no data: rank them below every real eigenvalue
-    pad_shift = 2.0 * (bound + 1.0) * (1.0 - row_mask.astype(dt))
-    return (C, friends_idx, enemies_idx, wf, we, pad_shift), bound
+    # padding rows of K are zero and have no neighbours: G is zero on them (eigenvalue 0, below every
+    # accepted leading eigenvalue, which the caller checks to be positive)
+    return (C, friends_idx, enemies_idx, wf, we), jnp.maximum(bound, jnp.finfo(dt).tiny)
 
 
 def kanmm_components_truncated(K, friends_idx, enemies_idx, n_components: int, friends_mask=None,
@@ -226,8 +225,9 @@ def kanmm_components_truncated(K, friends_idx, enemies_idx, n_components: int, f
     :func:`leading_eigh` (checked; a dense fallback forms ``G``), then :math:`A^T = C^{-T} U`. The embedding
     agrees with the dense one up to the jitter (directions of ``K`` below :math:`\epsilon \bar k`,
     which the dense path drops below ``1e-10`` of the largest eigenvalue).
-    ``row_mask`` (0 on padding rows of ``K``) keeps padding out of the leading subspace. Directions in
-    the (numerical) null space of ``K`` have eigenvalues near 0: the result is the dense one only when
+    ``row_mask`` (0 on padding rows of ``K``, which have no neighbours) gives the mean diagonal of the
+    real rows; padding directions have eigenvalue 0, and so (nearly) do directions in
+    the (numerical) null space of ``K``: the result is the dense one only when
     the ``n_components`` leading eigenvalues are positive (``jaxdml.fit`` checks and falls back).
 
     Returns
