@@ -94,12 +94,13 @@ def _score_gap(method, lam, k):
     return (s[k - 1] - s[k]) / np.abs(s[0])
 
 
-@pytest.mark.parametrize("method", ["kanmm", "kdmlmj", "kllda"])
-def test_truncated_kernel_fit_spans_the_dense_leading_subspace(digits, method):
+@pytest.mark.parametrize("method, kw", [("kanmm", {}), ("kdmlmj", {}), ("kllda", {}),
+                                        ("kllda", {"affinity": "neighbors"})])
+def test_truncated_kernel_fit_spans_the_dense_leading_subspace(digits, method, kw):
     X, y = digits
     k = 5
-    dense = jaxdml.fit(X, y, loss=method, n_components=k + 1, eigen_solver="dense")
-    trunc = jaxdml.fit(X, y, loss=method, n_components=k, eigen_solver="auto")  # 450 rows, 5 components
+    dense = jaxdml.fit(X, y, loss=method, n_components=k + 1, eigen_solver="dense", **kw)
+    trunc = jaxdml.fit(X, y, loss=method, n_components=k, eigen_solver="auto", **kw)  # 450 rows, 5 components
     assert trunc.info["eigen_solver"]["solver"] == "block Krylov"
     np.testing.assert_allclose(trunc.info["eigenvalues"][:k], dense.info["eigenvalues"][:k], rtol=1e-6)
     K = jaxdml.kernels.kernel_matrix(X, kernel="rbf", gamma=1 / 64)

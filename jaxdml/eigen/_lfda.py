@@ -25,6 +25,19 @@ def _sq_dists(A, B):
     return jnp.maximum(d2, 0.0)
 
 
+def affinity_matrix(xp, d2, sigma_rows, sigma_cols, affinity: str):
+    """LFDA's affinity of rows and columns with squared distances ``d2`` and local scales ``sigma``
+    (``xp``: NumPy or ``jax.numpy``): ``exp(-d2 / (sigma_i sigma_j))``, or for ``"neighbors"`` the
+    symmetrised indicator of ``d2 <= sigma^2`` (the ``k``-th neighbour itself included despite the
+    rounding of ``sigma``)."""
+    if affinity == "neighbors":
+        near = 1.0 + 1e-9
+        return 0.5 * ((d2 <= near * (sigma_rows * sigma_rows)[:, None]).astype(d2.dtype)
+                      + (d2 <= near * (sigma_cols * sigma_cols)[None, :]).astype(d2.dtype))
+    tiny = xp.finfo(d2.dtype).tiny
+    return xp.exp(-d2 / xp.maximum(xp.outer(sigma_rows, sigma_cols), tiny))
+
+
 def _blocks(a, block: int):
     return a.reshape((a.shape[0] // block, block) + a.shape[1:])
 
@@ -50,17 +63,10 @@ def _class_scatter(Xc, mask, k, block: int, affinity: str = "local-scaling"):
 
     sigma = jax.lax.map(scale, (_blocks(Xc, block), _blocks(mask, block))).reshape(-1)
     sigma = jnp.where(valid, sigma, 0.0)
-    tiny = jnp.finfo(Xc.dtype).tiny
 
     def step(cross, blk):
         rows, rmask, rsig = blk
-        d2 = _sq_dists(rows, Xc)
-        if affinity == "neighbors":
-            near = 1.0 + 1e-9  # the k-th neighbour itself, despite the rounding of sigma
-            A = 0.5 * ((d2 <= near * (rsig * rsig)[:, None]).astype(Xc.dtype) + (d2 <= near * (sigma * sigma)[None, :]))
-        else:
-            A = jnp.exp(-d2 / jnp.maximum(jnp.outer(rsig, sigma), tiny))
-        A = A * rmask[:, None] * mask[None, :]
+        A = affinity_matrix(jnp, _sq_dists(rows, Xc), rsig, sigma, affinity) * rmask[:, None] * mask[None, :]
         return cross + rows.T @ (A @ Xc), jnp.sum(A, axis=1)
 
     cross0 = jnp.zeros((Xc.shape[1], Xc.shape[1]), Xc.dtype)

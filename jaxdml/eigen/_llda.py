@@ -10,7 +10,7 @@ from jax.scipy.linalg import solve_triangular
 from ..linalg import symmetrize
 from ._common import sign_flip
 from ._kda import kernel_coordinates
-from ._lfda import lfda_scatters
+from ._lfda import affinity_matrix, lfda_scatters
 from ._truncated import leading_eigh, whitened_pencil
 
 __all__ = ["kllda_components"]
@@ -59,13 +59,8 @@ def _class_laplacians(K, codes, n_classes: int, n: int, k: int, affinity: str):
             continue
         d2 = np.maximum(diag[idx, None] + diag[None, idx] - 2.0 * Kh[np.ix_(idx, idx)], 0.0)
         kk = min(k, nc - 1)
-        sig2 = np.sort(d2, axis=1)[:, kk]  # column 0 is the row itself
-        if affinity == "neighbors":
-            near = (1.0 + 1e-9) ** 2
-            A = 0.5 * ((d2 <= near * sig2[:, None]).astype(float) + (d2 <= near * sig2[None, :]))
-        else:
-            sig = np.sqrt(sig2)
-            A = np.exp(-d2 / np.maximum(np.outer(sig, sig), np.finfo(float).tiny))
+        sigma = np.sqrt(np.sort(d2, axis=1)[:, kk])  # column 0 is the row itself
+        A = affinity_matrix(np, d2, sigma, sigma, affinity)
         Lam = np.diag(A.sum(axis=1)) - A
         block = np.ix_(idx, idx)
         blocks.append((idx, Lam / nc))
@@ -144,22 +139,10 @@ def kllda_components(K, codes, n_classes: int, n_components: int, k: int = 7, re
     n = K.shape[0] if n_samples is None else int(n_samples)
     if solver != "dense":
         return _kllda_truncated(K, codes, n_classes, n_components, k, reg, affinity, jitter, n)
-    if solver == "dense":
-        Z, T, _ = _kernel_coordinates(K, tol)
-    else:
-        Z = _cholesky_coordinates(K, jitter)
+    Z, T, _ = _kernel_coordinates(K, tol)
     Sb, Sw = lfda_scatters(Z[:n], codes, n_classes, k, 1024, affinity)
     ridge = reg * jnp.maximum(jnp.trace(Sw) / n, jnp.finfo(K.dtype).tiny)
-    if solver == "dense":
-        w, U, C = _dense_pencil(Sb, Sw, ridge)
-        w, U, info = w[:n_components], U[:, :n_components], dict(solver="dense")
-    else:
-        W, C = whitened_pencil(Sb, Sw, ridge)
-        w, U, info = leading_eigh(W, n_components, solver="truncated")
-    V = solve_triangular(C.T, U, lower=False)
-    if solver == "dense":
-        A = V.T @ T.T
-    else:
-        A = solve_triangular(Z.T, V, lower=False).T  # A^T = Z^{-T} V, Z lower triangular
-        A = A * (jnp.arange(K.shape[0]) < n)[None, :]
-    return sign_flip(A.T).T, w, info
+    w, U, C = _dense_pencil(Sb, Sw, ridge)
+    V = solve_triangular(C.T, U[:, :n_components], lower=False)
+    A = V.T @ T.T
+    return sign_flip(A.T).T, w[:n_components], dict(solver="dense")
