@@ -16,7 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-__all__ = ["single_threaded_blas", "blas_single_threaded", "x64_call"]
+__all__ = ["single_threaded_blas", "blas_single_threaded", "x64_call", "to_device"]
 
 
 @functools.lru_cache(maxsize=1)
@@ -69,3 +69,9 @@ def x64_call(fn, *args, **kwargs):
         out = fn(*cast, **kwargs)
         # strings (e.g. which eigensolver ran) pass through unchanged
         return jax.tree_util.tree_map(lambda a: a if isinstance(a, str) else np.asarray(a, dtype=np.float64), out)
+
+
+def to_device(x, dtype=None):
+    """``x`` as a device array of ``dtype``: converted on the host, then transferred (``jnp.asarray``
+    with a dtype compiles a conversion program per shape; this compiles nothing)."""
+    return jax.device_put(np.asarray(x) if dtype is None else np.asarray(x, dtype=np.dtype(dtype)))

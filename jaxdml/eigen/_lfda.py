@@ -9,6 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._padding import bucket_size
+from .._runtime import to_device
 from ..linalg import symmetrize
 from ._common import generalized_eigh
 
@@ -119,12 +120,12 @@ def lfda_scatters(X, codes, n_classes: int, k: int = 7, block: int = 512, affini
         if idx.size < 2:
             continue
         Xc, mask, blk = _padded_class(Xh[idx], block)
-        Q, scatter = (np.asarray(a) for a in _class_scatter(jnp.asarray(Xc), jnp.asarray(mask),
-                                                             jnp.asarray(min(k, idx.size - 1)), blk, affinity))
+        # NumPy arguments go to the compiled program as they are (jnp.asarray would stage each one)
+        Q, scatter = (np.asarray(a) for a in _class_scatter(Xc, mask, np.int32(min(k, idx.size - 1)), blk, affinity))
         Sw = Sw + Q / idx.size
         extra = extra + Q - scatter
     Sb = St + extra / n - Sw
-    return jnp.asarray(0.5 * (Sb + Sb.T)), jnp.asarray(0.5 * (Sw + Sw.T))
+    return to_device(0.5 * (Sb + Sb.T)), to_device(0.5 * (Sw + Sw.T))
 
 
 def lfda_components(X, codes, n_classes: int, n_components: int, k: int = 7, embedding_type: str = "weighted",

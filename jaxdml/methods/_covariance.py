@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import numbers
 
+import jax
+import numpy as np
+
 from .._runtime import x64_call
 from .._validation import Interval
-from ..eigen._covariance import covariance_components
+from ..eigen._covariance import inverse_sqrt_psd
 from ._base import BaseMetricLearner
 from ._record import Method
 
@@ -16,9 +19,19 @@ _REG = {"reg": [Interval(numbers.Real, 0, 1, closed="left")]}
 
 
 def _covariance(X, codes, n_classes, *, n_components, reg, **_):
-    """``M = Cov(X)^{-1}`` in float64 (eigenvalues of a singular covariance floored)."""
-    L, M, C = x64_call(covariance_components, X, reg)
+    """``M = Cov(X)^{-1}`` in float64 (eigenvalues of a singular covariance floored).
+
+    The covariance is formed on the host (as :func:`jaxdml.eigen.covariance_components` does), so the
+    one compiled program, the inverse square root, depends on the number of features only.
+    """
+    Xc = np.asarray(X, np.float64) - np.mean(X, axis=0)
+    C = Xc.T @ Xc / max(X.shape[0] - 1, 1)
+    C = 0.5 * (C + C.T)
+    L, M = x64_call(_inverse_sqrt_psd, C, reg)
     return dict(L=L, metric=M, info=dict(covariance=C))
+
+
+_inverse_sqrt_psd = jax.jit(inverse_sqrt_psd)
 
 
 COVARIANCE_METHOD = Method("covariance", "M", _covariance, defaults=dict(reg=1e-10), constraints=_REG,

@@ -10,6 +10,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from .._padding import bucket_size
+from .._runtime import to_device
 from .._validation import Interval, Options
 from ..losses._lsml import QuadrupletProblem, lsml
 from ..solvers._driver import make_optimizer, minimize
@@ -69,13 +70,13 @@ def _lsml(X, codes, n_classes, *, n_components, random_state, max_iter, tol, ver
     n, pad = Vab.shape[0], bucket_size(Vab.shape[0]) - Vab.shape[0]
     dtype = jnp.result_type(float)
     zpad = lambda A: np.concatenate([A, np.zeros((pad,) + A.shape[1:])])  # noqa: E731
-    problem = QuadrupletProblem(jnp.asarray(zpad(np.stack([Vab, Vcd], axis=1)), dtype),
-                                jnp.asarray(zpad(w), dtype), jnp.asarray(0.5 * (P + P.T), dtype))
+    problem = QuadrupletProblem(to_device(zpad(np.stack([Vab, Vcd], axis=1)), dtype),
+                                to_device(zpad(w), dtype), to_device(0.5 * (P + P.T), dtype))
     L0 = np.linalg.cholesky(M0).T  # M0 = L0^T L0
     max_iter = 200 if max_iter is None else int(max_iter)
     tol = 1e-6 if tol is None else float(tol)
     opt = make_optimizer(optimizer or "lbfgs") if optimizer is None or isinstance(optimizer, str) else optimizer
-    res = minimize(lsml, jnp.asarray(L0, dtype), problem, optimizer=opt, max_iter=max_iter, tol=tol,
+    res = minimize(lsml, to_device(L0, dtype), problem, optimizer=opt, max_iter=max_iter, tol=tol,
                    learning_rate=learning_rate, verbose=verbose)
     n_iter, hist = finish(res, "lsml", max_iter, tol)
     L = np.asarray(res.params, np.float64)

@@ -11,6 +11,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from .._padding import bucket_size
+from .._runtime import to_device
 from .._validation import Interval, Options
 from ..losses._scml import scml_rda
 from ._pairs import warn_not_converged
@@ -173,7 +174,7 @@ def _scml(X, codes, n_classes, *, n_components, random_state, max_iter, tol, ver
     block = min(int(output_iter), max_iter)
     batch_size = 10 if batch_size in (None, "auto") else int(batch_size)
     dtype = jnp.result_type(float)
-    st = scml_rda(jnp.asarray(P, dtype), jnp.asarray(iab), jnp.asarray(ian), jnp.asarray(mask, dtype), float(beta),
+    st = scml_rda(to_device(P, dtype), to_device(iab), to_device(ian), to_device(mask, dtype), float(beta),
                   float(gamma), tol,
                   jax.random.PRNGKey(int(rng.randint(2**31 - 1))), batch_size=int(batch_size), block=block,
                   max_blocks=max(max_iter // block, 1))

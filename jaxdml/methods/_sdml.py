@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numbers
 
+import jax
 import numpy as np
 from sklearn.utils import check_random_state
 
@@ -72,7 +73,7 @@ def _sdml(X, codes, n_classes, *, n_components, random_state, max_iter, tol, ver
     if not converged:
         warn_not_converged("sdml", max_iter, tol)
     M = 0.5 * (st.X + st.X.T)
-    loss = float(x64_call(sdml_objective, M, S, float(sparsity_param)))
+    loss = float(x64_call(_sdml_objective, M, S, float(sparsity_param)))
     return dict(metric=M, n_iter=n_iter, converged=converged, loss=loss, loss_history=np.array([loss]),
                 info=dict(balance=eta, S=S, prior=M0, sparse_metric=st.Z, pairs=np.stack([a, b], axis=1),
                           similar=s, residuals=(float(st.primal), float(st.dual))))
@@ -166,3 +167,6 @@ class SDML(PairsMetricLearner):
     def _store(self, result):
         super()._store(result)
         self.balance_param_ = float(result.info["balance"])
+
+
+_sdml_objective = jax.jit(sdml_objective)  # one compiled program, not one per operation
