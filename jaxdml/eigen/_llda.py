@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.scipy.linalg import solve_triangular
 
+from .._runtime import to_device
 from ..linalg import symmetrize
 from ._common import sign_flip
 from ._kda import kernel_coordinates
@@ -27,11 +30,25 @@ def _cholesky_coordinates(K, jitter):
 _kernel_coordinates = jax.jit(kernel_coordinates)
 
 
-@jax.jit
-def _dense_pencil(Sb, Sw, ridge):
+@functools.partial(jax.jit, static_argnames=("n_components",))
+def _dense_solution(Sb, Sw, T, reg, n, n_components: int):
+    """The dense path after the scatters, in one compiled program: the ridge, the whitened pencil, its
+    eigenvectors and ``A = V^T T^T``."""
+    ridge = reg * jnp.maximum(jnp.trace(Sw) / n, jnp.finfo(Sw.dtype).tiny)
     W, C = whitened_pencil(Sb, Sw, ridge)
     w, U = jnp.linalg.eigh(W)
-    return w[::-1], U[:, ::-1], C
+    V = solve_triangular(C.T, U[:, ::-1][:, :n_components], lower=False)
+    A = V.T @ T.T
+    return sign_flip(A.T).T, w[::-1][:n_components]
+
+
+@jax.jit
+def _truncated_solution(C, R, U, n):
+    """``A^T = C^{-T} R^{-T} U`` (zero on padding columns), with deterministic signs."""
+    V = solve_triangular(R.T, U, lower=False)
+    A = solve_triangular(C.T, V, lower=False).T
+    A = A * (jnp.arange(C.shape[0]) < n)[None, :]
+    return sign_flip(A.T).T
 
 
 def _class_laplacians(K, codes, n_classes: int, n: int, k: int, affinity: str):
@@ -97,17 +114,14 @@ def _kllda_truncated(K, codes, n_classes: int, n_components: int, k: int, reg, a
     LwZ = np.zeros_like(Z)
     for idx, Lam in blocks:  # L_w is block diagonal: O(sum_c n_c^2 n) on the host, not an n x n product
         LwZ[idx] = Lam @ Z[idx]
-    R, ridge = _kllda_whiten(C, jnp.asarray(LwZ), reg, float(n))
-    Lbd = jnp.asarray(Lbd, K.dtype)
+    R, ridge = _kllda_whiten(C, to_device(LwZ), reg, float(n))
+    Lbd = to_device(Lbd, K.dtype)
     # |W| <= |S_b| / rho <= |K| |H + L_bd| / rho (Gershgorin bounds)
     bound = ((np.abs(np.asarray(K)).sum(axis=1).max() + 1.0) * (1.0 + np.abs(np.asarray(Lbd)).sum(axis=1).max())
              / float(ridge))
     w, U, info = leading_eigh((C, R, Lbd), n_components, solver="truncated", apply=_kllda_apply,
                               shape=(K.shape[0], K.dtype), scale=bound)
-    V = solve_triangular(R.T, U, lower=False)
-    A = solve_triangular(C.T, V, lower=False).T  # A^T = C^{-T} V
-    A = A * (jnp.arange(K.shape[0]) < n)[None, :]
-    return sign_flip(A.T).T, w, info
+    return _truncated_solution(C, R, U, n), w, info
 
 
 def kllda_components(K, codes, n_classes: int, n_components: int, k: int = 7, reg=1e-3,
@@ -140,9 +154,6 @@ def kllda_components(K, codes, n_classes: int, n_components: int, k: int = 7, re
     if solver != "dense":
         return _kllda_truncated(K, codes, n_classes, n_components, k, reg, affinity, jitter, n)
     Z, T, _ = _kernel_coordinates(K, tol)
-    Sb, Sw = lfda_scatters(Z[:n], codes, n_classes, k, 1024, affinity)
-    ridge = reg * jnp.maximum(jnp.trace(Sw) / n, jnp.finfo(K.dtype).tiny)
-    w, U, C = _dense_pencil(Sb, Sw, ridge)
-    V = solve_triangular(C.T, U[:, :n_components], lower=False)
-    A = V.T @ T.T
-    return sign_flip(A.T).T, w[:n_components], dict(solver="dense")
+    Sb, Sw = lfda_scatters(np.asarray(Z)[:n], codes, n_classes, k, 1024, affinity)
+    A, w = _dense_solution(Sb, Sw, T, reg, float(n), n_components)
+    return A, w, dict(solver="dense")

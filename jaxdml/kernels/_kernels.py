@@ -111,11 +111,11 @@ def kernel_matrix(X, Y=None, *, kernel="rbf", gamma=None, degree=3, coef0=1.0):
         Xp = np.concatenate([X, np.zeros((bucket_size(n) - n, X.shape[1]))]) if n else X
         with jax.enable_x64(True):
             if Y is X:  # a Gram matrix: exactly symmetric (symmetrised in the compiled program)
-                K = np.asarray(_jit_kernel(kernel, gram=True)(jnp.asarray(Xp), jnp.asarray(Xp), gamma, degree,
+                K = np.asarray(_jit_kernel(kernel, gram=True)(Xp, Xp, gamma, degree,
                                                                coef0))[:n, :n]
             else:
                 Yp = np.concatenate([Y, np.zeros((bucket_size(m) - m, Y.shape[1]))]) if m else Y
-                K = np.asarray(_jit_kernel(kernel)(jnp.asarray(Xp), jnp.asarray(Yp), gamma, degree, coef0))[:n, :m]
+                K = np.asarray(_jit_kernel(kernel)(Xp, Yp, gamma, degree, coef0))[:n, :m]
     if not np.all(np.isfinite(K)):
         raise ValueError(
             f"The {kernel if isinstance(kernel, str) else 'callable'} kernel produced non-finite values "

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numbers
 
-import jax.numpy as jnp
 import numpy as np
 from sklearn.utils import check_random_state
 
+from .._runtime import to_device
 from .._validation import Interval
 from ..losses._dml_eig import dml_eig_solve
 from ._pairs import (ESTIMATOR_CONSTRAINTS, PAIRS_CONSTRAINTS, PairsMetricLearner, factor_result, pair_problem,
@@ -48,7 +48,7 @@ def _dml_eig(X, codes, n_classes, *, n_components, random_state, max_iter, tol, 
     w, U = np.linalg.eigh(A / max(n_sim, 1.0))
     w = np.maximum(w, reg * float(w.max()))
     W = (U / np.sqrt(w)) @ U.T
-    zproblem = problem._replace(X=jnp.asarray(np.asarray(problem.X, np.float64) @ W, dtype=problem.X.dtype))
+    zproblem = problem._replace(X=to_device(np.asarray(problem.X, np.float64) @ W, problem.X.dtype))
     max_iter = 100 if max_iter is None else int(max_iter)
     st = dml_eig_solve(zproblem, mu=float(mu), max_iter=max_iter, tol=float(tol))
     n_iter, converged = int(st.n_iter), bool(st.converged)

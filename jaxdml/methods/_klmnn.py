@@ -22,6 +22,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from .._padding import bucket_size
+from .._runtime import to_device
 from .._validation import Interval, Options
 from ..kernels import check_kernel_params, feature_space_sq_dists, kernel_matrix
 from ..problems import make_problem
@@ -170,7 +171,7 @@ def _klmnn(X, codes, n_classes, *, n_components, random_state, max_iter, tol, ve
         optimizer = make_optimizer(optimizer or spec.optimizer)
     max_iter = spec.max_iter if max_iter is None else max_iter
     res = minimize(
-        spec.fn, jnp.asarray(B0, problem.X.dtype), problem, optimizer=optimizer, max_iter=max_iter,
+        spec.fn, to_device(B0, problem.X.dtype), problem, optimizer=optimizer, max_iter=max_iter,
         tol=tol, learning_rate=learning_rate if learning_rate is not None else spec.learning_rate,
         hyper=dict(mu=float(mu), margin=float(margin)), verbose=verbose,
     )

@@ -17,6 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._padding import bucket_size, pad_neighbourhoods, resolve_bucket
+from .._runtime import to_device
 from .._validation import Interval, Options
 from ..kernels import check_kernel_params, feature_space_sq_dists, kernel_matrix
 from ..losses._ordinal import OrdinalProblem
@@ -106,15 +107,15 @@ def _problem(Z, t, D, hood, pad_to):
     neigh, mask = pad_neighbourhoods(n, bucket, neigh, mask)
     pad = lambda a: np.concatenate([a, np.zeros((bucket - n,) + a.shape[1:])])  # noqa: E731
     dtype = jnp.result_type(float)
-    return OrdinalProblem(X=jnp.asarray(pad(Z / c), dtype), grades=jnp.asarray(pad(t), dtype),
-                          sample_mask=jnp.asarray(pad(np.ones(n)), dtype), neighbours=jnp.asarray(neigh),
-                          neighbour_mask=jnp.asarray(mask, dtype)), bucket, c
+    return OrdinalProblem(X=to_device(pad(Z / c), dtype), grades=to_device(pad(t), dtype),
+                          sample_mask=to_device(pad(np.ones(n)), dtype), neighbours=to_device(neigh),
+                          neighbour_mask=to_device(mask, dtype)), bucket, c
 
 
 def _minimize(loss, params0, problem, name, *, max_iter, tol, optimizer, learning_rate, verbose, hyper):
     tol = 1e-5 if tol is None else float(tol)
     opt = make_optimizer(optimizer or "lbfgs") if optimizer is None or isinstance(optimizer, str) else optimizer
-    res = minimize(loss, jnp.asarray(params0, problem.X.dtype), problem, optimizer=opt, max_iter=max_iter,
+    res = minimize(loss, to_device(params0, problem.X.dtype), problem, optimizer=opt, max_iter=max_iter,
                    tol=tol, learning_rate=learning_rate, hyper=hyper, verbose=verbose)
     n_iter, hist = finish(res, name, max_iter, tol)
     return res, n_iter, hist
