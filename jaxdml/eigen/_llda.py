@@ -115,10 +115,10 @@ def _kllda_truncated(K, codes, n_classes: int, n_components: int, k: int, reg, a
     for idx, Lam in blocks:  # L_w is block diagonal: O(sum_c n_c^2 n) on the host, not an n x n product
         LwZ[idx] = Lam @ Z[idx]
     R, ridge = _kllda_whiten(C, to_device(LwZ), reg, float(n))
-    Lbd = to_device(Lbd, K.dtype)
-    # |W| <= |S_b| / rho <= |K| |H + L_bd| / rho (Gershgorin bounds)
-    bound = ((np.abs(np.asarray(K)).sum(axis=1).max() + 1.0) * (1.0 + np.abs(np.asarray(Lbd)).sum(axis=1).max())
+    # |W| <= |S_b| / rho <= |K| |H + L_bd| / rho (Gershgorin bounds, on the host arrays)
+    bound = ((np.abs(np.asarray(K)).sum(axis=1).max() + 1.0) * (1.0 + np.abs(Lbd).sum(axis=1).max())
              / float(ridge))
+    Lbd = to_device(Lbd, K.dtype)
     w, U, info = leading_eigh((C, R, Lbd), n_components, solver="truncated", apply=_kllda_apply,
                               shape=(K.shape[0], K.dtype), scale=bound)
     return _truncated_solution(C, R, U, n), w, info
