@@ -22,7 +22,39 @@ __all__ = [
     "block_size",
     "sum_over_blocks",
     "weighted_scatter",
+    "smallest_k",
 ]
+
+#: up to this k, float64 selection on a CPU is k masked argmin passes instead of ``lax.top_k``
+_ARGMIN_SELECT_MAX_K = 64
+
+def smallest_k(D, k: int):
+    """The ``k`` smallest entries of every row of ``D`` (last axis), smallest first: ``(values, idx)``.
+
+    The same result as ``-lax.top_k(-D, k)`` (equal values in index order; distinct indices even when
+    a row has fewer than ``k`` finite entries). XLA's CPU ``top_k`` has a fast kernel for float32
+    only: in float64 it sorts every row, 3-180x slower than ``k`` masked ``argmin`` passes for
+    ``k <= 30`` (``benchmarks/bench_select.py``), so float64 on a CPU takes those passes.
+    """
+    k = int(k)
+    if D.dtype != jnp.float64 or k > _ARGMIN_SELECT_MAX_K or jax.default_backend() != "cpu":
+        neg, idx = jax.lax.top_k(-D, k)
+        return -neg, idx
+    cols = jnp.arange(D.shape[-1])
+    taken = None
+    vals, idxs = [], []
+    for _ in range(k):
+        masked = D if taken is None else jnp.where(taken, jnp.inf, D)
+        i = jnp.argmin(masked, axis=-1)
+        v = jnp.take_along_axis(masked, i[..., None], axis=-1)[..., 0]
+        if taken is not None:  # a row whose remaining entries are all +inf: the first index not taken (as top_k)
+            i = jnp.where(v == jnp.inf, jnp.argmin(taken, axis=-1), i)
+        vals.append(v)
+        idxs.append(i)
+        hit = cols == i[..., None]
+        taken = hit if taken is None else taken | hit
+    return jnp.stack(vals, -1), jnp.stack(idxs, -1).astype(jnp.int32)
+
 
 def symmetrize(M):
     """Return ``(M + M^T) / 2``."""

@@ -2,7 +2,7 @@
 
 Query rows are processed in blocks sized by the library memory budget
 (:func:`jaxdml.config.set_memory_budget`): each block computes its distances to every reference
-row with one matrix product and keeps the ``k`` smallest with ``lax.top_k``, so memory is
+row with one matrix product and keeps the ``k`` smallest with :func:`jaxdml.linalg.smallest_k`, so memory is
 O(block * N), never O(N^2). Runs on any JAX device.
 """
 
@@ -37,8 +37,8 @@ def _search(Q, R, q_lab, r_lab, r_valid, q_ids, r_ids, *, k, mode, exclude_self,
         if exclude_self:
             ok = ok & (q_ids[rows][:, None] != r_ids[None, :])
         d = jnp.where(ok, d, big)
-        neg, idx = jax.lax.top_k(-d, k)
-        return idx.astype(jnp.int32), -neg
+        dist, idx = linalg.smallest_k(d, k)
+        return idx.astype(jnp.int32), dist
 
     n_blocks = -(-nq // block)
     pos = jnp.arange(n_blocks * block, dtype=jnp.int32)

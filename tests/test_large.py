@@ -59,6 +59,26 @@ def test_full_batch_at_20000_never_holds_an_n_by_n_array(rng, name):
     assert config.get_memory_budget() == 1 << 30
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_smallest_k_is_a_stable_selection(rng, dtype):
+    """Row-wise k smallest (the float64 CPU path is masked argmin passes, float32 lax.top_k): the
+    first k of a stable sort, ties in index order, distinct indices on rows with too few finite
+    entries -- with integer-valued entries, so every tie is exact."""
+    from jaxdml.linalg import smallest_k
+
+    with jax.enable_x64(True):
+        for n in (1, 2, 7, 40):
+            D = rng.integers(0, 4, size=(9, n)).astype(dtype)
+            D[rng.random(D.shape) < 0.4] = np.inf
+            D[0] = np.inf  # a row with no finite entry
+            for k in sorted({1, min(3, n), n}):
+                vals, idx = jax.jit(lambda A, k=k: smallest_k(A, k))(jnp.asarray(D))
+                ref = np.argsort(D, axis=1, kind="stable")[:, :k]
+                np.testing.assert_array_equal(np.asarray(idx), ref)
+                np.testing.assert_array_equal(np.asarray(vals), np.take_along_axis(D, ref, 1))
+                assert vals.dtype == D.dtype
+
+
 def test_knn_search_matches_sklearn(rng):
     X, y = _data(rng, 900)
     L = rng.normal(size=(3, 6))

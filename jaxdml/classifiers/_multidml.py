@@ -20,6 +20,9 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._padding import bucket_size
+from .._runtime import to_device
+from ..linalg import smallest_k
+from ..compilation import ensure_default_cache
 from .._validation import Interval, Options, check_params
 
 __all__ = ["MultiDML_kNN", "knn_batched"]
@@ -30,14 +33,17 @@ _BLOCK_ELEMENTS = 2**25
 
 
 @functools.partial(jax.jit, static_argnames=("k", "n_classes", "weights", "exclude_self"))
-def _knn_block(Zq, Zt, codes, q_index, *, k, n_classes, weights, exclude_self):
-    """Class scores (m, nq, n_classes) of the k nearest rows of ``Zt`` (m, nt, p) for ``Zq`` (m, nq, p)."""
+def _knn_block(Zq, Zt, codes, q_index, n_train, *, k, n_classes, weights, exclude_self):
+    """Class scores (m, nq, n_classes) of the k nearest rows of ``Zt`` (m, nt, p) for ``Zq`` (m, nq, p);
+    rows of ``Zt`` from ``n_train`` on are padding (never a neighbour)."""
     sq = jnp.sum(Zq * Zq, -1)[:, :, None] + jnp.sum(Zt * Zt, -1)[:, None, :]
     D = jnp.maximum(sq - 2.0 * jnp.einsum("mqp,mtp->mqt", Zq, Zt), 0.0)
+    D = jnp.where((jnp.arange(Zt.shape[1]) < n_train)[None, None, :], D, jnp.inf)
     if exclude_self:  # leave-one-out: a training row is not its own neighbour
         own = q_index[:, None] == jnp.arange(Zt.shape[1])[None, :]
         D = jnp.where(own[None], jnp.inf, D)
-    negd, idx = jax.lax.top_k(-D, k)
+    d_k, idx = smallest_k(D, k)
+    negd = -d_k
     onehot = jax.nn.one_hot(codes[idx], n_classes, dtype=Zq.dtype)  # (m, nq, k, C)
     if weights == "uniform":
         w = jnp.ones_like(negd)
@@ -70,20 +76,28 @@ def knn_batched(Zq, Zt, codes, n_classes, k, *, weights="uniform", exclude_self=
     -------
     ndarray of shape (n_metrics, n_queries, n_classes)
     """
+    ensure_default_cache()
     Zq = np.asarray(Zq, dtype=np.float64)
     Zt = np.asarray(Zt, dtype=np.float64)
-    nq = Zq.shape[1]
-    block = min(_QUERY_BLOCK, bucket_size(nq), max(1, _BLOCK_ELEMENTS // max(1, Zq.shape[0] * Zt.shape[1])))
+    nq, nt = Zq.shape[1], Zt.shape[1]
+    if not 1 <= k <= nt:
+        raise ValueError(f"k must be between 1 and the number of training rows ({nt}); got {k}.")
+    # training rows padded to a bucket (masked out of the search): the folds of a cross-validation,
+    # whose sizes differ by a row or two, share one compiled program
+    width = bucket_size(nt)
+    Zt = np.concatenate([Zt, np.zeros((Zt.shape[0], width - nt, Zt.shape[2]))], axis=1)
+    codes = np.concatenate([np.asarray(codes, dtype=np.int64), np.zeros(width - nt, np.int64)])
+    block = min(_QUERY_BLOCK, bucket_size(nq), max(1, _BLOCK_ELEMENTS // max(1, Zq.shape[0] * width)))
     out = []
     with jax.enable_x64(True):
-        zt, cd = jnp.asarray(Zt), jnp.asarray(np.asarray(codes, dtype=np.int64))
+        zt, cd, n_train = to_device(Zt), to_device(codes), to_device(np.int64(nt))
         for start in range(0, nq, block):
             part = Zq[:, start:start + block]
             rows = part.shape[1]
             if rows < block:
                 part = np.concatenate([part, np.zeros((part.shape[0], block - rows, part.shape[2]))], axis=1)
-            q_index = jnp.arange(start, start + block)
-            scores = _knn_block(jnp.asarray(part), zt, cd, q_index, k=int(k), n_classes=int(n_classes),
+            q_index = to_device(np.arange(start, start + block, dtype=np.int64))
+            scores = _knn_block(to_device(part), zt, cd, q_index, n_train, k=int(k), n_classes=int(n_classes),
                                 weights=weights, exclude_self=bool(exclude_self))
             out.append(np.asarray(scores)[:, :rows])
     return np.concatenate(out, axis=1)

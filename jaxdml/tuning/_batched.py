@@ -83,9 +83,10 @@ def _eligible(base, points, metrics, knn_args) -> bool:
     return True
 
 
-def _prepare(est, X, y):
+def _prepare(est, X, y, width):
     """The arguments of the fit's ``minimize`` call (as ``solve_loss`` builds them), or None when the
-    fit would not take the plain full-batch path."""
+    fit would not take the plain full-batch path. With the default ``pad_to="auto"`` the problem is
+    padded to ``width`` rows (the grid's folds share one program; no need for a coarser bucket)."""
     record = est._get_record()
     spec = record.loss
     kw = est._fit_kwargs()
@@ -105,7 +106,7 @@ def _prepare(est, X, y):
     n_neighbors = 3 if opts["n_neighbors"] is None else opts["n_neighbors"]
     problem, params0, pre, bucket, _, n_dev = _setup(
         spec, X, codes, len(classes), n_components, init=opts["init"], n_neighbors=n_neighbors,
-        pad_to=opts["pad_to"], random_state=core.get("random_state"), devices=None, hyper=hyper)
+        pad_to=width if opts["pad_to"] == "auto" else opts["pad_to"], random_state=core.get("random_state"), devices=None, hyper=hyper)
     if pre is not None:
         return None
     if weights is not None:
@@ -198,18 +199,23 @@ def batched_grid(base, X, y, folds, points, metrics, knn_args, mode="auto"):
     if not _eligible(base, points, metrics, knn_args):
         return None
     tols = list(dict.fromkeys(p["tol"] for p in points)) if all("tol" in p for p in points) else None
+    estimators = []
+    for point in points:  # every point's values checked once, as its own fit would check them
+        est = clone(base).set_params(**point)
+        check_params(est.get_params(deep=False), est._parameter_constraints, owner=type(est).__name__)
+        estimators.append(est)
+    # every fold padded to one width: the largest training fold, rounded up to a multiple of 16 (a
+    # solver's cost grows with the square of the padded rows; one program serves the whole grid)
+    width = -(-max(len(tr) for tr, _ in folds) // 16) * 16
     groups = {}
     for f, (tr, _) in enumerate(folds):
         # the preparation depends on the fold only: done once; a grid point's floats replace its values, and
         # the points that differ only in tol share one trajectory
-        prep, seen = None, {}
+        prep = _prepare(estimators[0], X[tr], y[tr], width)
+        if prep is None:
+            return None
+        seen = {}
         for i, point in enumerate(points):
-            est = clone(base).set_params(**point)
-            check_params(est.get_params(deep=False), est._parameter_constraints, owner=type(est).__name__)
-            if prep is None:
-                prep = _prepare(est, X[tr], y[tr])
-                if prep is None:
-                    return None
             config, (params0, problem, tol, lr, traced) = prep
             rest = tuple(sorted((k, v) for k, v in point.items() if k != "tol"))
             if rest not in seen:

@@ -17,6 +17,7 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.neighbors import KNeighborsClassifier
 
+from ..compilation import ensure_default_cache
 from ._batched import batched_grid
 
 __all__ = ["tune", "tune_knn", "metadata_cross_validate", "metadata", "TuneResult"]
@@ -248,6 +249,7 @@ def tune(dml, X, y, dml_params=None, tune_args=None, metrics=(3,), n_folds=5, n_
     -------
     TuneResult
     """
+    ensure_default_cache()  # the vectorised grid compiles outside any fit: a later process loads it
     X, y = _check_xy(X, y)
     base = _as_estimator(dml, dict(dml_params or {}))
     points = _grid(tune_args)
