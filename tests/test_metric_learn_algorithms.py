@@ -1,6 +1,5 @@
 """metric-learn's algorithms (Covariance, LFDA, RCA, MLKR, MMC), each against an independent reference."""
 
-import warnings
 
 import numpy as np
 import pytest

@@ -16,7 +16,7 @@ import jaxdml
 from jaxdml._runtime import x64_call
 from jaxdml.losses._lsml import QuadrupletProblem, lsml
 from jaxdml.losses._scml import scml_objective
-from jaxdml.losses._sdml import sdml_admm, sdml_objective
+from jaxdml.losses._sdml import sdml_objective
 from jaxdml.problems import pairs_from_labels
 
 

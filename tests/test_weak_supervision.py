@@ -11,7 +11,6 @@ thin subclasses); pair labels must be exactly +1 / -1 (metric-learn ignores othe
 tuple-classifier methods exist only once they apply (``hasattr`` is False otherwise).
 """
 
-import inspect
 import pickle
 import warnings
 
