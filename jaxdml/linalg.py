@@ -56,6 +56,18 @@ def smallest_k(D, k: int):
     return jnp.stack(vals, -1), jnp.stack(idxs, -1).astype(jnp.int32)
 
 
+def kth_smallest(D, k):
+    """``jnp.sort(D, axis=-1)[..., k]`` (``k`` 0-based, may be traced) without sorting: ``k`` masked
+    ``argmin`` passes, then the minimum of what is left (see :func:`smallest_k` for why not a sort)."""
+    cols = jnp.arange(D.shape[-1])
+
+    def drop(_, A):
+        i = jnp.argmin(A, axis=-1)
+        return jnp.where(cols == i[..., None], jnp.inf, A)
+
+    return jnp.min(jax.lax.fori_loop(0, k, drop, D), axis=-1)
+
+
 def symmetrize(M):
     """Return ``(M + M^T) / 2``."""
     return 0.5 * (M + jnp.swapaxes(M, -1, -2))

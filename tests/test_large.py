@@ -61,10 +61,11 @@ def test_full_batch_at_20000_never_holds_an_n_by_n_array(rng, name):
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_smallest_k_is_a_stable_selection(rng, dtype):
-    """Row-wise k smallest (the float64 CPU path is masked argmin passes, float32 lax.top_k): the
+    """Row-wise k smallest (the float64 CPU path is masked argmin passes, float32 lax.top_k) and the
+    k-th order statistic: the
     first k of a stable sort, ties in index order, distinct indices on rows with too few finite
     entries -- with integer-valued entries, so every tie is exact."""
-    from jaxdml.linalg import smallest_k
+    from jaxdml.linalg import kth_smallest, smallest_k
 
     with jax.enable_x64(True):
         for n in (1, 2, 7, 40):
@@ -77,6 +78,9 @@ def test_smallest_k_is_a_stable_selection(rng, dtype):
                 np.testing.assert_array_equal(np.asarray(idx), ref)
                 np.testing.assert_array_equal(np.asarray(vals), np.take_along_axis(D, ref, 1))
                 assert vals.dtype == D.dtype
+            for k in range(n):  # the k-th order statistic with a traced k (LFDA's local scaling)
+                got = jax.jit(kth_smallest)(jnp.asarray(D), jnp.int32(k))
+                np.testing.assert_array_equal(np.asarray(got), np.sort(D, axis=1)[:, k])
 
 
 def test_knn_search_matches_sklearn(rng):

@@ -10,7 +10,7 @@ import numpy as np
 
 from .._padding import bucket_size
 from .._runtime import to_device
-from ..linalg import symmetrize
+from ..linalg import kth_smallest, symmetrize
 from ._common import generalized_eigh
 
 __all__ = ["lfda_components", "lfda_scatters", "EMBEDDING_TYPES", "AFFINITIES"]
@@ -60,7 +60,7 @@ def _class_scatter(Xc, mask, k, block: int, affinity: str = "local-scaling"):
     def scale(rows_mask):
         rows, _ = rows_mask
         d2 = jnp.where(valid[None, :], _sq_dists(rows, Xc), inf)
-        return jnp.sqrt(jnp.sort(d2, axis=1)[:, k])  # column 0 is the row itself
+        return jnp.sqrt(kth_smallest(d2, k))  # column 0 is the row itself
 
     sigma = jax.lax.map(scale, (_blocks(Xc, block), _blocks(mask, block))).reshape(-1)
     sigma = jnp.where(valid, sigma, 0.0)
