@@ -168,6 +168,21 @@ def test_imls_one_iteration_is_knn_under_the_first_metric(iris):
     assert imls.neighbourhoods(X[1::2])[0]["n_iter"] == 1
 
 
+def test_imls_votes_with_all_training_rows_under_the_final_metric():
+    """Repeated feature vectors (ties at every distance): the vote is k-NN over the whole training set
+    under the last metric, not over the class-balanced selection (which would drop the majority of a
+    tied group)."""
+    rng = np.random.default_rng(3)
+    base = rng.integers(0, 3, size=(12, 3)).astype(float)
+    X = base[rng.integers(0, 12, size=300)]
+    y = (X.sum(1) + (rng.random(300) < 0.25) > 3).astype(int)  # noisy labels: tied groups of mixed classes
+    imls = jaxdml.IMLS(LinearDiscriminantAnalysis(), n_selected=5, max_iter=3).fit(X[:240], y[:240])
+    last = imls.neighbourhoods(X[240:])[0]["metric_learner"]
+    knn = KNeighborsClassifier(3).fit(last.transform(X[:240]), y[:240])
+    np.testing.assert_array_equal(imls.predict(X[240:]), knn.predict(last.transform(X[240:])))
+    np.testing.assert_allclose(imls.predict_proba(X[240:]), knn.predict_proba(last.transform(X[240:])))
+
+
 def test_imls_selection_is_balanced_and_per_sample_matches_single_rows():
     X, y = _imbalanced()
     Xt, _ = _imbalanced(1)
