@@ -66,3 +66,26 @@ def test_defaults_and_errors(split):
         jaxdml.MultiDML_kNN(200).fit(Xtr, ytr).score_loo_all()
     with pytest.raises(ValueError, match="features"):
         multi.predict_all(Xte[:, :5])
+
+
+@pytest.mark.parametrize("weights", ["uniform", "distance"])
+def test_batched_knn_host_and_device_paths_agree(monkeypatch, weights):
+    """Small problems run in NumPy, large ones in one compiled program: the same votes, ties included
+    (integer coordinates: many equal distances, broken by training-row order on both paths)."""
+    from jaxdml.classifiers import _multidml
+
+    rng = np.random.default_rng(0)
+    for _ in range(8):
+        m, nq, nt, p = rng.integers(1, 4), rng.integers(1, 30), rng.integers(4, 50), rng.integers(1, 4)
+        Zt = rng.integers(0, 3, size=(m, nt, p)).astype(float)
+        Zq = rng.integers(0, 3, size=(m, nq, p)).astype(float)
+        codes, k = rng.integers(0, 3, nt), int(rng.integers(1, 4))
+        out = {}
+        for path, limit in (("device", 0), ("host", 1 << 30)):
+            monkeypatch.setattr(_multidml, "_HOST_ELEMENTS", limit)
+            out[path] = (_multidml.knn_batched(Zq, Zt, codes, 3, k, weights=weights),
+                         _multidml.knn_batched(Zt, Zt, codes, 3, k, weights=weights, exclude_self=True))
+        for a, b in zip(out["device"], out["host"]):
+            np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
+    with pytest.raises(ValueError, match="leave-one-out"):
+        _multidml.knn_batched(Zt, Zt, codes, 3, nt, exclude_self=True)

@@ -4,7 +4,8 @@ The k-NN step is batched over the learners: the embeddings of every learner are 
 with zero coordinates to a common width, which changes no distance) and one jitted float64 program
 computes the squared distances, the ``k`` nearest training rows and the votes for all learners
 together (queries in row blocks, padded to a bucket size so that new query counts rarely
-recompile).
+recompile). Problems of up to ``_HOST_ELEMENTS`` distances (e.g. the folds of a small data set's
+tuning grid) run the same computation in NumPy: it answers before XLA would have compiled it.
 """
 
 from __future__ import annotations
@@ -30,30 +31,59 @@ __all__ = ["MultiDML_kNN", "knn_batched"]
 #: query rows per block of the batched k-NN, and the largest (learners, block, n_train) distance array
 _QUERY_BLOCK = 1024
 _BLOCK_ELEMENTS = 2**25
+#: up to this many (learners x queries x training rows) distances the k-NN runs in NumPy on the host
+_HOST_ELEMENTS = 2**21
+
+
+def _sq_dists(xp, Zq, Zt):
+    """(m, nq, nt) squared distances of every query to every training row, per metric."""
+    sq = xp.sum(Zq * Zq, -1)[:, :, None] + xp.sum(Zt * Zt, -1)[:, None, :]
+    return xp.maximum(sq - 2.0 * (Zq @ xp.swapaxes(Zt, -1, -2)), 0.0)
+
+
+def _vote(xp, d_k, idx, codes, n_classes, weights):
+    """Class probabilities from the ``k`` nearest squared distances ``d_k`` and their rows ``idx``."""
+    onehot = (codes[idx][..., None] == xp.arange(n_classes)).astype(d_k.dtype)  # (m, nq, k, C)
+    if weights == "uniform":
+        w = xp.ones_like(d_k)
+    else:  # 1 / distance; rows with an exact match keep only the exact matches (as scikit-learn)
+        dist = xp.sqrt(xp.maximum(d_k, 0.0))
+        zero = dist == 0.0
+        any_zero = xp.any(zero, axis=-1, keepdims=True)
+        w = xp.where(any_zero, zero.astype(dist.dtype), 1.0 / xp.where(zero, 1.0, dist))
+    scores = xp.sum(onehot * w[..., None], axis=2)
+    return scores / xp.sum(scores, axis=-1, keepdims=True)
 
 
 @functools.partial(jax.jit, static_argnames=("k", "n_classes", "weights", "exclude_self"))
 def _knn_block(Zq, Zt, codes, q_index, n_train, *, k, n_classes, weights, exclude_self):
     """Class scores (m, nq, n_classes) of the k nearest rows of ``Zt`` (m, nt, p) for ``Zq`` (m, nq, p);
     rows of ``Zt`` from ``n_train`` on are padding (never a neighbour)."""
-    sq = jnp.sum(Zq * Zq, -1)[:, :, None] + jnp.sum(Zt * Zt, -1)[:, None, :]
-    D = jnp.maximum(sq - 2.0 * jnp.einsum("mqp,mtp->mqt", Zq, Zt), 0.0)
+    D = _sq_dists(jnp, Zq, Zt)
     D = jnp.where((jnp.arange(Zt.shape[1]) < n_train)[None, None, :], D, jnp.inf)
     if exclude_self:  # leave-one-out: a training row is not its own neighbour
         own = q_index[:, None] == jnp.arange(Zt.shape[1])[None, :]
         D = jnp.where(own[None], jnp.inf, D)
     d_k, idx = smallest_k(D, k)
-    negd = -d_k
-    onehot = jax.nn.one_hot(codes[idx], n_classes, dtype=Zq.dtype)  # (m, nq, k, C)
-    if weights == "uniform":
-        w = jnp.ones_like(negd)
-    else:  # 1 / distance; rows with an exact match keep only the exact matches (as scikit-learn)
-        dist = jnp.sqrt(jnp.maximum(-negd, 0.0))
-        zero = dist == 0.0
-        any_zero = jnp.any(zero, axis=-1, keepdims=True)
-        w = jnp.where(any_zero, zero.astype(dist.dtype), 1.0 / jnp.where(zero, 1.0, dist))
-    scores = jnp.sum(onehot * w[..., None], axis=2)
-    return scores / jnp.sum(scores, axis=-1, keepdims=True)
+    return _vote(jnp, d_k, idx, codes, n_classes, weights)
+
+
+def _knn_host(Zq, Zt, codes, k, n_classes, weights, exclude_self):
+    """:func:`_knn_block` in NumPy, for problems too small to be worth a compilation."""
+    D = _sq_dists(np, Zq, Zt)
+    if exclude_self:
+        rows = np.arange(D.shape[1])
+        D[:, rows, rows] = np.inf  # Zq is Zt: a training row is not its own neighbour
+    if k > 16:
+        idx = np.argsort(D, axis=-1, kind="stable")[..., :k]  # ties in index order, as smallest_k
+        return _vote(np, np.take_along_axis(D, idx, axis=-1), idx, codes, n_classes, weights)
+    idx = np.empty(D.shape[:-1] + (k,), np.int64)
+    d_k = np.empty(D.shape[:-1] + (k,))
+    for j in range(k):  # k argmin passes (first index among equals), as smallest_k
+        idx[..., j] = np.argmin(D, axis=-1)
+        d_k[..., j] = np.take_along_axis(D, idx[..., j:j + 1], axis=-1)[..., 0]
+        np.put_along_axis(D, idx[..., j:j + 1], np.inf, axis=-1)
+    return _vote(np, d_k, idx, codes, n_classes, weights)
 
 
 def knn_batched(Zq, Zt, codes, n_classes, k, *, weights="uniform", exclude_self=False):
@@ -80,8 +110,12 @@ def knn_batched(Zq, Zt, codes, n_classes, k, *, weights="uniform", exclude_self=
     Zq = np.asarray(Zq, dtype=np.float64)
     Zt = np.asarray(Zt, dtype=np.float64)
     nq, nt = Zq.shape[1], Zt.shape[1]
-    if not 1 <= k <= nt:
-        raise ValueError(f"k must be between 1 and the number of training rows ({nt}); got {k}.")
+    if not 1 <= k <= nt - bool(exclude_self):
+        raise ValueError(f"k must be between 1 and the number of training rows ({nt}"
+                         f"{', less one for leave-one-out' if exclude_self else ''}); got {k}.")
+    if Zq.shape[0] * nq * nt <= _HOST_ELEMENTS:  # small: NumPy answers before XLA would have compiled
+        return _knn_host(Zq, Zt, np.asarray(codes, dtype=np.int64), int(k), int(n_classes), weights,
+                         bool(exclude_self))
     # training rows padded to a bucket (masked out of the search): the folds of a cross-validation,
     # whose sizes differ by a row or two, share one compiled program
     width = bucket_size(nt)
