@@ -6,8 +6,9 @@ scaling fitted per training fold, defaults, 3-NN accuracy on the embedding, next
 IMLS: (a) wine, the same protocol, accuracy of ``jaxdml.IMLS()`` (default LMNN, 3-NN) vs Euclidean 3-NN;
 (b) imbalanced KEEL data sets (``--keel``, comma-separated: page-blocks, thyroid, balance, ...; their 10
 DOB-SCV folds from ``--data``, min-max per fold): balanced accuracy of Euclidean 3-NN, LMNN + 3-NN and IMLS
-(LMNN inside). ``--per-sample`` adds ``IMLS(per_sample=True)`` (the paper's procedure, one metric per test
-row and iteration: far slower) to both.
+(LMNN inside; every LMNN with ``random_state=0``, so that two runs agree). ``--per-sample`` adds
+``IMLS(per_sample=True)`` (the paper's procedure, one metric per test row and iteration: far slower) to
+both.
 
     python benchmarks/bench_pydml.py                          # everything
     python benchmarks/bench_pydml.py --part metric            # GMML / LLDA / KLLDA only
@@ -59,9 +60,10 @@ def metric_part(datasets):
 def _imls_variants(per_sample):
     import jaxdml
 
-    out = {"IMLS (LMNN)": lambda: jaxdml.IMLS()}
+    seeded = {"random_state": 0}  # LMNN with random_state=None draws its initial scale afresh every run
+    out = {"IMLS (LMNN)": lambda: jaxdml.IMLS(learner_params=seeded)}
     if per_sample:
-        out["IMLS per sample (LMNN)"] = lambda: jaxdml.IMLS(per_sample=True)
+        out["IMLS per sample (LMNN)"] = lambda: jaxdml.IMLS(learner_params=seeded, per_sample=True)
     return out
 
 
@@ -108,7 +110,7 @@ def _imls_keel(name, data_dir, max_folds, per_sample=False):
         scores["euclidean 3-NN"].append(balanced_accuracy_score(yte, KNeighborsClassifier(3).fit(Xtr, ytr).predict(Xte)))
         secs["euclidean 3-NN"] += time.perf_counter() - t
         t = time.perf_counter()
-        lm = jaxdml.LMNN().fit(Xtr, ytr)
+        lm = jaxdml.LMNN(random_state=0).fit(Xtr, ytr)
         pred = KNeighborsClassifier(3).fit(lm.transform(Xtr), ytr).predict(lm.transform(Xte))
         scores["LMNN + 3-NN"].append(balanced_accuracy_score(yte, pred))
         secs["LMNN + 3-NN"] += time.perf_counter() - t
