@@ -210,16 +210,30 @@ def block_size(n_rows: int, row_elements: int, budget: int | None = None) -> int
     return int(min(n_rows, b))
 
 
+#: "every row, in order" as an index: ``a[ALL]`` is ``a`` itself (a slice, not a gather)
+ALL = slice(None)
+
+
+def index_ids(index, n: int):
+    """The row numbers of ``index``: an index array as it is, :data:`ALL` as ``arange(n)``."""
+    return jnp.arange(n, dtype=jnp.int32) if isinstance(index, slice) else index
+
+
 def sum_over_blocks(fn: Callable, n: int, block: int, rows=None):
     """``sum_b fn(rows_b, valid_b)`` over blocks of anchor rows.
 
     The anchors are ``range(n)`` or, if given, the index array ``rows`` (length ``n``; e.g. a
     minibatch). ``rows_b`` is an int32 index array of length ``block`` (the last block is padded
-    with index 0 and ``valid_b`` False). With several blocks the body is rematerialised in the
+    with index 0 and ``valid_b`` False), or :data:`ALL` when one block holds every row (``fn``
+    indexes with it and gets row numbers from :func:`index_ids`). With several blocks the body is rematerialised in the
     backward pass (``jax.checkpoint``), so reverse-mode memory stays at one block, not ``n`` rows of
     pairwise work.
     """
     n_blocks = -(-n // block)
+    if n_blocks == 1 and block == n and rows is None:
+        # one block of every row: a slice, not an index array (a gather of every row, and a scatter
+        # in the gradient, cost XLA compile and run time for nothing)
+        return fn(ALL, jnp.ones(n, bool))
     pos = jnp.arange(n_blocks * block, dtype=jnp.int32)
     valid = pos < n
     pos = jnp.where(valid, pos, 0)

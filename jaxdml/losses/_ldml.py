@@ -70,11 +70,12 @@ def ldml(M, problem, *, b=1.0, anchors=None, candidates=None, block_elements: in
     X, y, mask = problem.X, problem.y, problem.sample_mask
     n = X.shape[0]
     view = linalg.metric_view(M, X, "M")
-    cols = jnp.arange(n) if candidates is None else candidates
+    cols = linalg.ALL if candidates is None else candidates  # every column: a slice, not a gather
+    col_ids = linalg.index_ids(cols, n)
 
     def block(rows, valid):
         D = linalg.view_sq_dists(view, rows, candidates)
-        allowed = (mask[cols][None, :] > 0) & (cols[None, :] != rows[:, None])
+        allowed = (mask[cols][None, :] > 0) & (col_ids[None, :] != linalg.index_ids(rows, n)[:, None])
         same = y[rows][:, None] == y[cols][None, :]
         z = b - D
         nll = jnp.where(same, jax.nn.softplus(-z), jax.nn.softplus(z))
@@ -83,7 +84,7 @@ def ldml(M, problem, *, b=1.0, anchors=None, candidates=None, block_elements: in
         return jnp.sum(per_pair / jnp.maximum(jnp.sum(allowed, axis=1), 1))  # mean over each anchor's pairs
 
     m = n_anchors(problem, anchors)
-    total = linalg.sum_over_blocks(block, m, row_block(problem, cols.shape[0], block_elements, anchors), rows=anchors)
+    total = linalg.sum_over_blocks(block, m, row_block(problem, col_ids.shape[0], block_elements, anchors), rows=anchors)
     return total / n_valid(problem, anchors)
 
 

@@ -67,11 +67,12 @@ def mcml(M, problem, *, anchors=None, candidates=None, block_elements: int | Non
     X, y, mask = problem.X, problem.y, problem.sample_mask
     n = X.shape[0]
     view = linalg.metric_view(M, X, "M")
-    cols = jnp.arange(n) if candidates is None else candidates
+    cols = linalg.ALL if candidates is None else candidates  # every column: a slice, not a gather
+    col_ids = linalg.index_ids(cols, n)
 
     def block(rows, valid):
         D = linalg.view_sq_dists(view, rows, candidates)
-        allowed = (mask[cols][None, :] > 0) & (cols[None, :] != rows[:, None])
+        allowed = (mask[cols][None, :] > 0) & (col_ids[None, :] != linalg.index_ids(rows, n)[:, None])
         same = allowed & (y[rows][:, None] == y[cols][None, :])
         n_same = jnp.sum(same, axis=1).astype(D.dtype)
         pull = jnp.sum(jnp.where(same, D, 0.0), axis=1) / jnp.maximum(n_same, 1.0)
@@ -80,5 +81,5 @@ def mcml(M, problem, *, anchors=None, candidates=None, block_elements: int | Non
         return jnp.sum(jnp.where(weight > 0, weight * kl, 0.0))
 
     m = n_anchors(problem, anchors)
-    total = linalg.sum_over_blocks(block, m, row_block(problem, cols.shape[0], block_elements, anchors), rows=anchors)
+    total = linalg.sum_over_blocks(block, m, row_block(problem, col_ids.shape[0], block_elements, anchors), rows=anchors)
     return total / n_valid(problem, anchors)

@@ -64,12 +64,13 @@ def nca(L, problem, *, reg=0.0, anchors=None, candidates=None, block_elements: i
     X, y, mask = problem.X, problem.y, problem.sample_mask
     n = X.shape[0]
     view = linalg.metric_view(L, X, "L", lazy=candidates is not None)
-    cols = jnp.arange(n) if candidates is None else candidates
-    ncols = cols.shape[0]
+    cols = linalg.ALL if candidates is None else candidates  # every column: a slice, not a gather
+    col_ids = linalg.index_ids(cols, n)
+    ncols = col_ids.shape[0]
 
     def block(rows, valid):
         D = linalg.view_sq_dists(view, rows, candidates)
-        allowed = (mask[cols][None, :] > 0) & (cols[None, :] != rows[:, None])
+        allowed = (mask[cols][None, :] > 0) & (col_ids[None, :] != linalg.index_ids(rows, n)[:, None])
         w = masked_softmax_parts(-D, allowed)
         same = y[rows][:, None] == y[cols][None, :]
         num = jnp.sum(jnp.where(same, w, 0.0), axis=1)
