@@ -23,37 +23,40 @@ __all__ = [
     "sum_over_blocks",
     "weighted_scatter",
     "smallest_k",
+    "kth_smallest",
 ]
 
 #: up to this k, float64 selection on a CPU is k masked argmin passes instead of ``lax.top_k``
 _ARGMIN_SELECT_MAX_K = 64
 
-def smallest_k(D, k: int):
+
+def smallest_k(D, k: int, xp=jnp):
     """The ``k`` smallest entries of every row of ``D`` (last axis), smallest first: ``(values, idx)``.
 
     The same result as ``-lax.top_k(-D, k)`` (equal values in index order; distinct indices even when
     a row has fewer than ``k`` finite entries). XLA's CPU ``top_k`` has a fast kernel for float32
     only: in float64 it sorts every row, 3-180x slower than ``k`` masked ``argmin`` passes for
     ``k <= 30`` (``benchmarks/bench_select.py``), so float64 on a CPU takes those passes.
+    ``xp=numpy`` runs the passes on host arrays (the same selection, no compilation).
     """
     k = int(k)
-    if D.dtype != jnp.float64 or k > _ARGMIN_SELECT_MAX_K or jax.default_backend() != "cpu":
+    if xp is jnp and (D.dtype != jnp.float64 or k > _ARGMIN_SELECT_MAX_K or jax.default_backend() != "cpu"):
         neg, idx = jax.lax.top_k(-D, k)
         return -neg, idx
-    cols = jnp.arange(D.shape[-1])
+    cols = xp.arange(D.shape[-1])
     taken = None
     vals, idxs = [], []
     for _ in range(k):
-        masked = D if taken is None else jnp.where(taken, jnp.inf, D)
-        i = jnp.argmin(masked, axis=-1)
-        v = jnp.take_along_axis(masked, i[..., None], axis=-1)[..., 0]
+        masked = D if taken is None else xp.where(taken, xp.inf, D)
+        i = xp.argmin(masked, axis=-1)
+        v = xp.take_along_axis(masked, i[..., None], axis=-1)[..., 0]
         if taken is not None:  # a row whose remaining entries are all +inf: the first index not taken (as top_k)
-            i = jnp.where(v == jnp.inf, jnp.argmin(taken, axis=-1), i)
+            i = xp.where(v == xp.inf, xp.argmin(taken, axis=-1), i)
         vals.append(v)
         idxs.append(i)
         hit = cols == i[..., None]
         taken = hit if taken is None else taken | hit
-    return jnp.stack(vals, -1), jnp.stack(idxs, -1).astype(jnp.int32)
+    return xp.stack(vals, -1), xp.stack(idxs, -1).astype(xp.int32)
 
 
 def kth_smallest(D, k):
@@ -225,9 +228,9 @@ def sum_over_blocks(fn: Callable, n: int, block: int, rows=None):
     The anchors are ``range(n)`` or, if given, the index array ``rows`` (length ``n``; e.g. a
     minibatch). ``rows_b`` is an int32 index array of length ``block`` (the last block is padded
     with index 0 and ``valid_b`` False), or :data:`ALL` when one block holds every row (``fn``
-    indexes with it and gets row numbers from :func:`index_ids`). With several blocks the body is rematerialised in the
-    backward pass (``jax.checkpoint``), so reverse-mode memory stays at one block, not ``n`` rows of
-    pairwise work.
+    indexes with it and gets row numbers from :func:`index_ids`). With several blocks the body is
+    rematerialised in the backward pass (``jax.checkpoint``), so reverse-mode memory stays at one
+    block, not ``n`` rows of pairwise work.
     """
     n_blocks = -(-n // block)
     if n_blocks == 1 and block == n and rows is None:

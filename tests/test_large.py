@@ -78,6 +78,9 @@ def test_smallest_k_is_a_stable_selection(rng, dtype):
                 np.testing.assert_array_equal(np.asarray(idx), ref)
                 np.testing.assert_array_equal(np.asarray(vals), np.take_along_axis(D, ref, 1))
                 assert vals.dtype == D.dtype
+                host_vals, host_idx = smallest_k(D.copy(), k, xp=np)  # the host form (batched k-NN)
+                np.testing.assert_array_equal(host_idx, ref)
+                np.testing.assert_array_equal(host_vals, np.take_along_axis(D, ref, 1))
             for k in range(n):  # the k-th order statistic with a traced k (LFDA's local scaling)
                 got = jax.jit(kth_smallest)(jnp.asarray(D), jnp.int32(k))
                 np.testing.assert_array_equal(np.asarray(got), np.sort(D, axis=1)[:, k])

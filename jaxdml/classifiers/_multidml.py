@@ -22,9 +22,9 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._padding import bucket_size
 from .._runtime import to_device
-from ..linalg import smallest_k
-from ..compilation import ensure_default_cache
 from .._validation import Interval, Options, check_params
+from ..compilation import ensure_default_cache
+from ..linalg import smallest_k
 
 __all__ = ["MultiDML_kNN", "knn_batched"]
 
@@ -74,15 +74,7 @@ def _knn_host(Zq, Zt, codes, k, n_classes, weights, exclude_self):
     if exclude_self:
         rows = np.arange(D.shape[1])
         D[:, rows, rows] = np.inf  # Zq is Zt: a training row is not its own neighbour
-    if k > 16:
-        idx = np.argsort(D, axis=-1, kind="stable")[..., :k]  # ties in index order, as smallest_k
-        return _vote(np, np.take_along_axis(D, idx, axis=-1), idx, codes, n_classes, weights)
-    idx = np.empty(D.shape[:-1] + (k,), np.int64)
-    d_k = np.empty(D.shape[:-1] + (k,))
-    for j in range(k):  # k argmin passes (first index among equals), as smallest_k
-        idx[..., j] = np.argmin(D, axis=-1)
-        d_k[..., j] = np.take_along_axis(D, idx[..., j:j + 1], axis=-1)[..., 0]
-        np.put_along_axis(D, idx[..., j:j + 1], np.inf, axis=-1)
+    d_k, idx = smallest_k(D, k, xp=np)
     return _vote(np, d_k, idx, codes, n_classes, weights)
 
 

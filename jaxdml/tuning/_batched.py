@@ -104,9 +104,10 @@ def _prepare(est, X, y, width):
         return None
     n_components = _n_components(record, core.get("n_components"), d, len(classes))
     n_neighbors = 3 if opts["n_neighbors"] is None else opts["n_neighbors"]
+    pad_to = width if opts["pad_to"] == "auto" else opts["pad_to"]
     problem, params0, pre, bucket, _, n_dev = _setup(
         spec, X, codes, len(classes), n_components, init=opts["init"], n_neighbors=n_neighbors,
-        pad_to=width if opts["pad_to"] == "auto" else opts["pad_to"], random_state=core.get("random_state"), devices=None, hyper=hyper)
+        pad_to=pad_to, random_state=core.get("random_state"), devices=None, hyper=hyper)
     if pre is not None:
         return None
     if weights is not None:
