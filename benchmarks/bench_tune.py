@@ -4,7 +4,9 @@ In one process, on the same folds (``RepeatedStratifiedKFold(5, 1, random_state=
 (Adam, 100 steps; ``learning_rate`` in {0.003, 0.01, 0.03, 0.1, 0.3} x ``tol`` in {1e-2 .. 1e-6}), it times
 
 * ``jaxdml.tune_knn`` (``vectorize="auto"``: one compiled program; the 5 points of a row that differ only in
-  ``tol`` share one optimisation trajectory, each with its own stopping test: 25 trajectories for 125 fits),
+  ``tol`` share one optimisation trajectory, each with its own stopping test: 25 trajectories for 125 fits,
+  run in parallel threads, one per core: ``taskset -c 0 python benchmarks/bench_tune.py`` gives one core
+  to every method),
 * the same with the 25 trajectories batched by ``jax.vmap`` (``vectorize="vmap"``, the default on accelerators),
 * ``jaxdml.tune_knn(vectorize=False)`` (one fit at a time),
 * scikit-learn's ``GridSearchCV`` over ``Pipeline([("nca", jaxdml.NCA(...)), ("knn", KNeighborsClassifier(3))])``,

@@ -16,7 +16,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-__all__ = ["single_threaded_blas", "blas_single_threaded", "x64_call", "to_device"]
+__all__ = ["single_threaded_blas", "blas_single_threaded", "x64_call", "to_device", "jit_quick_compile",
+           "QUICK_COMPILE_OPTIONS"]
 
 
 @functools.lru_cache(maxsize=1)
@@ -75,3 +76,32 @@ def to_device(x, dtype=None):
     """``x`` as a device array of ``dtype``: converted on the host, then transferred (``jnp.asarray``
     with a dtype compiles a conversion program per shape; this compiles nothing)."""
     return jax.device_put(np.asarray(x) if dtype is None else np.asarray(x, dtype=np.dtype(dtype)))
+
+
+#: XLA options, on a CPU, for a program whose compilation is a large part of its cost (the tuning grid's
+#: solver: compiled once per process, then run for a fraction of a second). XLA's classic loop-fusion
+#: emitter compiles the grid's NCA/Adam solver in ~0.45 s instead of ~0.75 s and runs it 5-20 % slower
+#: (``benchmarks/bench_tune.py``). The solvers of ordinary fits keep XLA's defaults: there it saved no
+#: compile time for the L-BFGS loops and slowed NCA's compilation on digits.
+QUICK_COMPILE_OPTIONS = {"xla_cpu_use_fusion_emitters": False}
+_QUICK = {"known": True}
+
+
+def jit_quick_compile(fn):
+    """``jax.jit(fn)``, compiled with :data:`QUICK_COMPILE_OPTIONS` when the default backend is a CPU.
+    A jaxlib that does not know one of the options compiles with XLA's defaults instead (found out once
+    per process)."""
+    plain, quick = jax.jit(fn), jax.jit(fn, compiler_options=QUICK_COMPILE_OPTIONS)
+
+    @functools.wraps(fn)
+    def call(*args):
+        if _QUICK["known"] and jax.default_backend() == "cpu":
+            try:
+                return quick(*args)
+            except jax.errors.JaxRuntimeError as exc:
+                if "compile option" not in str(exc):
+                    raise
+                _QUICK["known"] = False
+        return plain(*args)
+
+    return call

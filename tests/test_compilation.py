@@ -115,3 +115,22 @@ def test_cross_validation_folds_share_one_program_and_nothing_else_compiles():
             unregister = _monitoring._unregister_event_duration_listener_by_callback
         unregister(listen)
     assert compiled == ["jit(run)"], compiled
+
+
+def test_quick_compile_options_fall_back_where_xla_does_not_know_them(monkeypatch):
+    """The tuning grid's compile options: a jaxlib without one of them compiles with XLA's defaults
+    (and remembers that), instead of failing the call."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    from jaxdml import _runtime
+
+    f = _runtime.jit_quick_compile(lambda x: 2.0 * x + 1.0)
+    np.testing.assert_array_equal(np.asarray(f(jnp.arange(3.0))), [1.0, 3.0, 5.0])
+    monkeypatch.setattr(_runtime, "QUICK_COMPILE_OPTIONS", {"xla_no_such_option_in_any_jaxlib": True})
+    monkeypatch.setitem(_runtime._QUICK, "known", True)
+    g = _runtime.jit_quick_compile(lambda x: 3.0 * x)
+    np.testing.assert_array_equal(np.asarray(g(jnp.arange(3.0))), [0.0, 3.0, 6.0])
+    assert _runtime._QUICK["known"] is (jax.default_backend() != "cpu")
+    np.testing.assert_array_equal(np.asarray(g(jnp.arange(2.0))), [0.0, 3.0])  # no second attempt needed

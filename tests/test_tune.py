@@ -89,3 +89,35 @@ def test_metadata_cross_validate_and_errors():
         jaxdml.tune(object(), X, y, n_folds=2)
     by_name = jaxdml.tune("lda", X, y, metrics=[3], n_folds=3, seed=0, refit=False)  # a name picks its estimator
     assert by_name.best_estimator is None and by_name.results["3-NN"][0] == pytest.approx(out["mean"]["3-NN"])
+
+
+@pytest.mark.parametrize("opt", ["adam", "lbfgs"])
+def test_one_trajectory_with_many_tolerances_is_minimize_for_each(rng, x64, opt):
+    """The grid's shared trajectory gives each tolerance what ``minimize`` with that tolerance alone
+    gives: the same stopping iteration, flag, best loss and parameters, whether it converged early or
+    ran out of iterations (then the final update is evaluated once more, as the driver does)."""
+    import jax.numpy as jnp
+
+    from jaxdml import losses
+    from jaxdml.solvers import make_optimizer, minimize
+    from jaxdml.tuning._multitol import multi_tol_runner
+
+    X = rng.normal(size=(40, 5))
+    y = np.arange(40) % 3
+    X[:, 0] += y
+    prob = jaxdml.make_problem(X, y, n_neighbors=3)
+    L0 = jnp.eye(5)
+    optimizer, patience = make_optimizer(opt), (2 if opt == "lbfgs" else 10)
+    lr = 0.2 if opt == "adam" else None
+    tols = [1e-1, 1e-2, 1e-3, 1e-6, 1e-12]
+    max_iter, reg = (150, 0.1) if opt == "adam" else (15, 0.01)
+    run = multi_tol_runner(losses.nca, optimizer, None, max_iter, patience, ())
+    res = run(L0, prob, {"reg": jnp.asarray(reg)}, jnp.asarray(tols), None if lr is None else jnp.asarray(lr))
+    for t, tol in enumerate(tols):
+        one = minimize(losses.nca, L0, prob, optimizer=optimizer, max_iter=max_iter, tol=tol, learning_rate=lr,
+                       patience=patience, hyper={"reg": reg})
+        assert int(res.n_iter[t]) == int(one.n_iter) and bool(res.converged[t]) == bool(one.converged)
+        np.testing.assert_allclose(float(res.loss[t]), float(one.loss), rtol=1e-10)
+        np.testing.assert_allclose(np.asarray(res.params[t]), np.asarray(one.params), rtol=1e-8, atol=1e-10)
+    assert bool(res.converged[0]) and not bool(res.converged[-1])  # both endings are exercised
+    assert int(res.n_iter[-1]) == max_iter

@@ -19,13 +19,16 @@ from __future__ import annotations
 import functools
 import inspect
 import numbers
+import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from sklearn.base import clone
 
+from .._runtime import jit_quick_compile, to_device
 from .._validation import check_params
 from .._warnings import warn
 from ..classifiers._multidml import knn_batched
@@ -56,8 +59,9 @@ def _runner(config, vectorised: bool):
 @functools.lru_cache(maxsize=32)
 def _vmapped(run, has_lr):
     """The multi-tolerance runner over a leading batch axis of trajectories (one compilation)."""
-    return jax.jit(jax.vmap(lambda p0, prob, hyper, tols, lr: run(p0, prob, hyper, tols, lr if has_lr else None),
-                            in_axes=(0, 0, 0, None, 0)))
+    run = inspect.unwrap(run)  # the traced function (a jit inside this top-level jit would take no options)
+    one = lambda p0, prob, hyper, tols, lr: run(p0, prob, hyper, tols, lr if has_lr else None)  # noqa: E731
+    return jit_quick_compile(jax.vmap(one, in_axes=(0, 0, 0, None, 0)))
 
 
 def _float_keys(record) -> set:
@@ -132,18 +136,43 @@ def _prepare(est, X, y, width):
 
 
 def _stack(items):
-    return jax.tree_util.tree_map(lambda *a: jnp.stack([jnp.asarray(x) for x in a]), *items)
+    """Leaf-wise stack of pytrees, on the host (``jnp.stack`` would compile a program per shape)."""
+    return jax.tree_util.tree_map(lambda *a: to_device(np.stack([np.asarray(x) for x in a])), *items)
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - platforms without affinity masks
+        return os.cpu_count() or 1
+
+
+def _each(run, args, tols, has_lr):
+    """``run`` on every trajectory, finished. The first call compiles (or loads) the program; the others
+    run concurrently, one thread per core: one trajectory's small operations occupy a single core, and
+    the device executes calls from several threads at once."""
+    def one(a):
+        lr = to_device(a[3], jnp.result_type(float)) if has_lr else None
+        return jax.block_until_ready(run(a[0], a[1], a[4], tols, lr))
+
+    first = [one(args[0])]
+    workers = min(_cores(), len(args) - 1)
+    if workers <= 1:
+        return first + [one(a) for a in args[1:]]
+    with ThreadPoolExecutor(workers) as pool:
+        return first + list(pool.map(one, args[1:]))
 
 
 def _solve_group(config, args, tols, mode="auto"):
     """Solve every trajectory of one static configuration for every tolerance: a list (one entry per
     trajectory) of lists (one per tolerance) of fit summaries. ``mode="vmap"`` batches the trajectories
-    with ``jax.vmap``; "auto" does so on accelerators only (on a CPU the batched loop measured no faster
-    than a loop over the trajectories: ``benchmarks/bench_tune.py``)."""
+    with ``jax.vmap``; "auto" does so on accelerators only. On a CPU the batched loop measured no faster
+    than a loop over the trajectories (``benchmarks/bench_tune.py``), and the loop runs its trajectories
+    in parallel threads, one per core."""
     param = config[6]
     vectorised = mode == "vmap" or (mode == "auto" and jax.default_backend() != "cpu")
     run = _runner(config, vectorised)
-    tols = jnp.asarray(tols)
+    tols = to_device(tols, jnp.result_type(float))  # converted on the host: no conversion program
     t0 = time.perf_counter()
     if vectorised:
         p0, prob, lr, hyper = _stack([(a[0], a[1], a[3], a[4]) for a in args])
@@ -151,9 +180,8 @@ def _solve_group(config, args, tols, mode="auto"):
         params = np.asarray(res.params, dtype=np.float64)  # (n_trajectories, n_tols, ...)
         outs = [jax.tree_util.tree_map(lambda a, i=i: np.asarray(a)[i], res) for i in range(len(args))]
     else:
-        outs = [run(a[0], a[1], a[4], tols, jnp.asarray(a[3], jnp.result_type(float)) if config[5] else None)
-                for a in args]
-        params = np.stack([np.asarray(o.params, dtype=np.float64) for o in outs])  # blocks until solved
+        outs = _each(run, args, tols, config[5])
+        params = np.stack([np.asarray(o.params, dtype=np.float64) for o in outs])
     seconds = (time.perf_counter() - t0) / (len(args) * len(tols))
     fits = []
     for i, o in enumerate(outs):

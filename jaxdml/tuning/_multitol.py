@@ -18,6 +18,7 @@ import jax.numpy as jnp
 import optax
 from optax import tree_utils as otu
 
+from .._runtime import jit_quick_compile
 from ..solvers import _driver
 from ..solvers._driver import SolverResult, _has_linesearch_state, _settled, _stationary
 
@@ -38,7 +39,7 @@ def _tile(tree, T):
 def multi_tol_runner(loss_fn, optimizer, projection, max_iter: int, patience: int, static_items: tuple):
     """``run(params0, problem, hyper, tols, learning_rate) -> SolverResult`` with a leading axis of
     ``len(tols)`` on every field (``loss_history`` is the shared trajectory's); jitted, cached per
-    static configuration."""
+    static configuration (compiled with :func:`jaxdml._runtime.jit_quick_compile`)."""
     static = dict(static_items)
 
     def run(params0, problem, hyper, tols, learning_rate):
@@ -58,47 +59,52 @@ def multi_tol_runner(loss_fn, optimizer, projection, max_iter: int, patience: in
         inf = jnp.asarray(jnp.inf, dtype)
 
         def cond(c):
-            return (c["it"] < max_iter) & ~jnp.all(c["done"])
+            return (c["it"] <= max_iter) & ~jnp.all(c["done"])
 
         def body(c):
-            params, state, active = c["params"], c["state"], ~c["done"]
+            # Iterations 0 .. max_iter - 1 evaluate the shared iterate and step. If tolerances are still
+            # running when they are used up, one more pass (``last``) evaluates the final update, as the
+            # driver does after its loop, and takes no step: the loss is compiled once, here.
+            params, state, it, active = c["params"], c["state"], c["it"], ~c["done"]
+            last = it >= max_iter
             value, grad = vg(params, state=state) if cached else vg(params)
             finite = jnp.isfinite(value) & jnp.all(
                 jnp.asarray([jnp.all(jnp.isfinite(g)) for g in jax.tree_util.tree_leaves(grad)]))
-            better = active & finite & (value < c["best"])
+            usable = jnp.where(last, jnp.isfinite(value), finite)  # the last pass needs the value only
+            better = active & usable & (value < c["best"])
             best_params = _where(better, _tile(params, T), c["best_params"])
             small = finite & _settled(value, c["prev"], params, c["prev_params"], tols)
             if not has_ls:
                 small = small & _stationary(value, grad, params, projection, tols)
             stall = jnp.where(active, jnp.where(small, c["stall"] + 1, 0), c["stall"])
-            converged_now = active & (stall >= patience)
-            updates, state = optimizer.update(grad, state, params, value=value, grad=grad, value_fn=f)
-            new_params = optax.apply_updates(params, updates)
-            if projection is not None:
-                new_params = projection(new_params)
+            converged_now = active & (stall >= patience) & ~last
+
+            def step():
+                updates, new_state = optimizer.update(grad, state, params, value=value, grad=grad, value_fn=f)
+                new_params = optax.apply_updates(params, updates)
+                # the state's dtypes as they came in (older optax returns int32 counters for int64 ones)
+                new_state = jax.tree_util.tree_map(lambda a, b: a.astype(b.dtype), new_state, state)
+                return (projection(new_params) if projection is not None else new_params), new_state
+
+            new_params, state = jax.lax.cond(last, lambda: (params, state), step)
+            step_taken = active & ~last
             return dict(
-                params=new_params, state=state, it=c["it"] + 1, prev=value, prev_params=params,
-                hist=c["hist"].at[c["it"]].set(value), best=jnp.where(better, value, c["best"]),
-                best_params=best_params, stall=stall, stop_params=_where(converged_now, _tile(params, T),
-                                                                         c["stop_params"]),
-                n_iter=jnp.where(active, c["it"] + 1, c["n_iter"]), converged=c["converged"] | converged_now,
-                failed=c["failed"] | (active & ~finite), done=c["done"] | converged_now | ~finite,
+                params=new_params, state=state, it=jnp.where(last, it, it + 1), prev=value, prev_params=params,
+                hist=c["hist"].at[it].set(jnp.where(usable | ~last, value, jnp.nan)),
+                best=jnp.where(better, value, c["best"]), best_params=best_params, stall=stall,
+                n_iter=jnp.where(step_taken, it + 1, c["n_iter"]), converged=c["converged"] | converged_now,
+                failed=c["failed"] | (step_taken & ~finite),
+                done=c["done"] | converged_now | ~finite | last,
             )
 
         zeros_t = jnp.zeros((T,), bool)
         carry = dict(params=params0, state=state0, it=jnp.asarray(0), prev=inf, prev_params=params0,
                      hist=jnp.full((max_iter + 1,), jnp.nan, dtype), best=jnp.full((T,), inf),
                      best_params=_tile(params0, T), stall=jnp.zeros((T,), jnp.asarray(0).dtype),
-                     stop_params=_tile(params0, T), n_iter=jnp.zeros((T,), jnp.asarray(0).dtype),
-                     converged=zeros_t, failed=zeros_t, done=zeros_t)
+                     n_iter=jnp.zeros((T,), jnp.asarray(0).dtype), converged=zeros_t, failed=zeros_t, done=zeros_t)
+        # A tolerance that converged stopped at an iterate it had evaluated, so its best is final; a failed
+        # one keeps its best finite iterate; the others took the last pass.
         c = jax.lax.while_loop(cond, body, carry)
-        # as the driver: the iterate where each run stopped (the frozen one when it converged, the
-        # last update otherwise) is evaluated once more and kept if it beats the best seen
-        end = _where(c["converged"], c["stop_params"], _tile(c["params"], T))
-        final = jax.vmap(f)(end)
-        ok = jnp.isfinite(final) & ~c["failed"]
-        better = ok & (final < c["best"])
-        return SolverResult(_where(better, end, c["best_params"]), jnp.where(better, final, c["best"]), c["n_iter"],
-                            c["converged"], c["hist"], c["failed"])
+        return SolverResult(c["best_params"], c["best"], c["n_iter"], c["converged"], c["hist"], c["failed"])
 
-    return jax.jit(run)
+    return jit_quick_compile(run)

@@ -240,8 +240,9 @@ def tune(dml, X, y, dml_params=None, tune_args=None, metrics=(3,), n_folds=5, n_
         parameters), the whole grid runs one compiled program: the points that differ only in
         ``tol`` share one optimisation trajectory (each with its own stopping test, so each gets
         what a fit with that ``tol`` alone gets), and on an accelerator the trajectories of all folds
-        and points are batched with ``jax.vmap`` ("vmap": batch them on a CPU too). ``"time"`` is
-        then the solve time divided by the number of fits. False: one ordinary fit at a time.
+        and points are batched with ``jax.vmap`` ("vmap": batch them on a CPU too). On a CPU, "auto"
+        runs the trajectories in parallel threads, one per core available to the process. ``"time"``
+        is then the solve time divided by the number of fits. False: one ordinary fit at a time.
     **knn_args
         Keyword arguments of scikit-learn's ``KNeighborsClassifier``.
 
