@@ -80,10 +80,11 @@ def to_device(x, dtype=None):
 
 #: XLA options, on a CPU, for a program whose compilation is a large part of its cost (the tuning grid's
 #: solver: compiled once per process, then run for a fraction of a second). XLA's classic loop-fusion
-#: emitter compiles the grid's NCA/Adam solver in ~0.45 s instead of ~0.75 s and runs it 5-20 % slower
-#: (``benchmarks/bench_tune.py``). The solvers of ordinary fits keep XLA's defaults: there it saved no
-#: compile time for the L-BFGS loops and slowed NCA's compilation on digits.
-QUICK_COMPILE_OPTIONS = {"xla_cpu_use_fusion_emitters": False}
+#: emitter and LLVM's -O2 instead of -O3 compile the grid's NCA/Adam solver on wine in ~0.35 s instead of
+#: ~0.75 s; it runs 13-16 ms instead of 12 ms (``benchmarks/bench_tune.py``). The solvers of ordinary fits
+#: keep XLA's defaults: the classic emitter saved no compile time for their L-BFGS loops and slowed NCA's
+#: compilation on digits.
+QUICK_COMPILE_OPTIONS = {"xla_cpu_use_fusion_emitters": False, "xla_backend_optimization_level": 2}
 _QUICK = {"known": True}
 
 
