@@ -26,6 +26,18 @@ def row_block(problem, row_elements: int, block_elements: int | None, anchors=No
     return block if block_elements is not None else linalg.tile_rows(block, row_elements)
 
 
+def pair_columns(candidates, n: int):
+    """The columns every anchor is compared with, and their row numbers: all ``n`` rows as
+    :data:`jaxdml.linalg.ALL` (a slice, not a gather of every row) or the sampled ``candidates``."""
+    cols = linalg.ALL if candidates is None else candidates
+    return cols, linalg.index_ids(cols, n)
+
+
+def other_real_columns(mask, rows, cols, col_ids, n: int):
+    """(block, n_cols) mask of the pairs an anchor may use: real (unpadded) columns other than itself."""
+    return (mask[cols][None, :] > 0) & (col_ids[None, :] != linalg.index_ids(rows, n)[:, None])
+
+
 def masked_softmax_parts(logits, allowed):
     """Unnormalised softmax weights ``exp(logits - max) * allowed`` along the last axis.
 

@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 
 from .. import linalg
-from ._common import n_anchors, n_valid, row_block
+from ._common import n_anchors, n_valid, other_real_columns, pair_columns, row_block
 
 __all__ = ["ldml"]
 
@@ -70,12 +70,11 @@ def ldml(M, problem, *, b=1.0, anchors=None, candidates=None, block_elements: in
     X, y, mask = problem.X, problem.y, problem.sample_mask
     n = X.shape[0]
     view = linalg.metric_view(M, X, "M")
-    cols = linalg.ALL if candidates is None else candidates  # every column: a slice, not a gather
-    col_ids = linalg.index_ids(cols, n)
+    cols, col_ids = pair_columns(candidates, n)
 
     def block(rows, valid):
         D = linalg.view_sq_dists(view, rows, candidates)
-        allowed = (mask[cols][None, :] > 0) & (col_ids[None, :] != linalg.index_ids(rows, n)[:, None])
+        allowed = other_real_columns(mask, rows, cols, col_ids, n)
         same = y[rows][:, None] == y[cols][None, :]
         z = b - D
         nll = jnp.where(same, jax.nn.softplus(-z), jax.nn.softplus(z))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from .. import linalg
-from ._common import n_anchors, n_valid, row_block
+from ._common import n_anchors, n_valid, other_real_columns, pair_columns, row_block
 from ._ncm import _masked_logsumexp
 
 __all__ = ["mcml"]
@@ -67,12 +67,11 @@ def mcml(M, problem, *, anchors=None, candidates=None, block_elements: int | Non
     X, y, mask = problem.X, problem.y, problem.sample_mask
     n = X.shape[0]
     view = linalg.metric_view(M, X, "M")
-    cols = linalg.ALL if candidates is None else candidates  # every column: a slice, not a gather
-    col_ids = linalg.index_ids(cols, n)
+    cols, col_ids = pair_columns(candidates, n)
 
     def block(rows, valid):
         D = linalg.view_sq_dists(view, rows, candidates)
-        allowed = (mask[cols][None, :] > 0) & (col_ids[None, :] != linalg.index_ids(rows, n)[:, None])
+        allowed = other_real_columns(mask, rows, cols, col_ids, n)
         same = allowed & (y[rows][:, None] == y[cols][None, :])
         n_same = jnp.sum(same, axis=1).astype(D.dtype)
         pull = jnp.sum(jnp.where(same, D, 0.0), axis=1) / jnp.maximum(n_same, 1.0)

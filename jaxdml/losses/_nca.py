@@ -5,7 +5,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from .. import linalg
-from ._common import masked_softmax_parts, n_anchors, n_valid, row_block
+from ._common import masked_softmax_parts, n_anchors, n_valid, other_real_columns, pair_columns, row_block
 
 
 def nca(L, problem, *, reg=0.0, anchors=None, candidates=None, block_elements: int | None = None):
@@ -64,13 +64,12 @@ def nca(L, problem, *, reg=0.0, anchors=None, candidates=None, block_elements: i
     X, y, mask = problem.X, problem.y, problem.sample_mask
     n = X.shape[0]
     view = linalg.metric_view(L, X, "L", lazy=candidates is not None)
-    cols = linalg.ALL if candidates is None else candidates  # every column: a slice, not a gather
-    col_ids = linalg.index_ids(cols, n)
+    cols, col_ids = pair_columns(candidates, n)
     ncols = col_ids.shape[0]
 
     def block(rows, valid):
         D = linalg.view_sq_dists(view, rows, candidates)
-        allowed = (mask[cols][None, :] > 0) & (col_ids[None, :] != linalg.index_ids(rows, n)[:, None])
+        allowed = other_real_columns(mask, rows, cols, col_ids, n)
         w = masked_softmax_parts(-D, allowed)
         same = y[rows][:, None] == y[cols][None, :]
         num = jnp.sum(jnp.where(same, w, 0.0), axis=1)
