@@ -38,7 +38,7 @@ def _search(Q, R, q_lab, r_lab, r_valid, q_ids, r_ids, *, k, mode, exclude_self,
             ok = ok & (q_ids[rows][:, None] != r_ids[None, :])
         d = jnp.where(ok, d, big)
         dist, idx = linalg.smallest_k(d, k)
-        return idx.astype(jnp.int32), dist
+        return idx, dist  # int32 indices (smallest_k)
 
     n_blocks = -(-nq // block)
     pos = jnp.arange(n_blocks * block, dtype=jnp.int32)

@@ -83,7 +83,8 @@ def ldml(M, problem, *, b=1.0, anchors=None, candidates=None, block_elements: in
         return jnp.sum(per_pair / jnp.maximum(jnp.sum(allowed, axis=1), 1))  # mean over each anchor's pairs
 
     m = n_anchors(problem, anchors)
-    total = linalg.sum_over_blocks(block, m, row_block(problem, col_ids.shape[0], block_elements, anchors), rows=anchors)
+    block_rows = row_block(problem, col_ids.shape[0], block_elements, anchors)
+    total = linalg.sum_over_blocks(block, m, block_rows, rows=anchors)
     return total / n_valid(problem, anchors)
 
 

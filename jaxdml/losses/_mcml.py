@@ -80,5 +80,6 @@ def mcml(M, problem, *, anchors=None, candidates=None, block_elements: int | Non
         return jnp.sum(jnp.where(weight > 0, weight * kl, 0.0))
 
     m = n_anchors(problem, anchors)
-    total = linalg.sum_over_blocks(block, m, row_block(problem, col_ids.shape[0], block_elements, anchors), rows=anchors)
+    block_rows = row_block(problem, col_ids.shape[0], block_elements, anchors)
+    total = linalg.sum_over_blocks(block, m, block_rows, rows=anchors)
     return total / n_valid(problem, anchors)

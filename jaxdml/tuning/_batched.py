@@ -176,23 +176,20 @@ def _solve_group(config, args, tols, mode="auto"):
     t0 = time.perf_counter()
     if vectorised:
         p0, prob, lr, hyper = _stack([(a[0], a[1], a[3], a[4]) for a in args])
-        res = run(p0, prob, hyper, tols, lr)
-        params = np.asarray(res.params, dtype=np.float64)  # (n_trajectories, n_tols, ...)
-        outs = [jax.tree_util.tree_map(lambda a, i=i: np.asarray(a)[i], res) for i in range(len(args))]
-    else:
+        res = jax.tree_util.tree_map(np.asarray, run(p0, prob, hyper, tols, lr))
+    else:  # the same (n_trajectories, n_tols, ...) host arrays from one call per trajectory
         outs = _each(run, args, tols, config[5])
-        params = np.stack([np.asarray(o.params, dtype=np.float64) for o in outs])
+        res = jax.tree_util.tree_map(lambda *a: np.stack([np.asarray(x) for x in a]), *outs)
     seconds = (time.perf_counter() - t0) / (len(args) * len(tols))
+    params = res.params.astype(np.float64)
     fits = []
-    for i, o in enumerate(outs):
-        loss, n_iter = np.asarray(o.loss, np.float64), np.asarray(o.n_iter)
-        conv, failed = np.asarray(o.converged), np.asarray(o.failed)
+    for i in range(len(args)):
         row = []
         for t in range(len(tols)):
             P = params[i, t]
             L = components_from_metric(0.5 * (P + P.T)) if param == "M" else P
-            row.append(dict(L=L, loss=float(loss[t]), n_iter=int(n_iter[t]), converged=float(conv[t]),
-                            failed=bool(failed[t]), time=seconds))
+            row.append(dict(L=L, loss=float(res.loss[i, t]), n_iter=int(res.n_iter[i, t]),
+                            converged=float(res.converged[i, t]), failed=bool(res.failed[i, t]), time=seconds))
         fits.append(row)
     return fits
 
