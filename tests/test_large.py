@@ -62,9 +62,8 @@ def test_full_batch_at_20000_never_holds_an_n_by_n_array(rng, name):
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_smallest_k_is_a_stable_selection(rng, dtype):
     """Row-wise k smallest (the float64 CPU path is masked argmin passes, float32 lax.top_k) and the
-    k-th order statistic: the
-    first k of a stable sort, ties in index order, distinct indices on rows with too few finite
-    entries -- with integer-valued entries, so every tie is exact."""
+    k-th order statistic: the first k of a stable sort, ties in index order, distinct indices on rows
+    with too few finite entries -- with integer-valued entries, so every tie is exact."""
     from jaxdml.linalg import kth_smallest, smallest_k
 
     with jax.enable_x64(True):
