@@ -1,0 +1,312 @@
+"""Scale matrix: every registered method, with its defaults, at growing N.
+
+For each (method, case) a fresh process fits ``jaxdml.fit(X, y, loss=name, random_state=0)`` on
+the case's training rows (compilation included, no persistent cache), and reports the fit time,
+the peak resident memory (and the device's peak bytes on an accelerator), the 3-NN test accuracy
+under the learned metric and the Euclidean 3-NN accuracy on the same rows. A run that exceeds
+``--timeout`` seconds or ``--memory-limit`` GiB is stopped and recorded as such.
+
+Cases are ``DATASET:N`` (N training rows):
+
+- ``synth-dD-cC``: ``make_classification`` with D features (3D/8 informative, D/8 redundant), C
+  classes, two clusters per class, seed 0, min-max scaled on the training rows. The generator is
+  run once for the largest N of the data set; a smaller N is a stratified subset of the same
+  training rows, and every N is tested on the same held-out rows (2 000 for up to 20 000 training
+  rows, else 10 000), so that the rows of one data set differ only in how much data the method saw.
+  The k-NN reference set is the first 50 000 training rows (the learned map is fitted on all).
+- ``keel-NAME``: fold 1 of the shared KEEL 10-fold partition (``--data``); ``N`` may be ``full``.
+
+    python benchmarks/bench_scale_matrix.py                                 # the default matrix
+    python benchmarks/bench_scale_matrix.py --plan nca,itml=synth-d16-c26:2000,synth-d16-c26:18000
+    python benchmarks/bench_scale_matrix.py --plan nca,lmnn=synth-d64-c10:1000000 \\
+        --plan rest=synth-d32-c10:200000 --device gpu --jobs 2 --deadline 300
+    python benchmarks/bench_scale_matrix.py --markdown table.md             # also write the table
+
+``--plan METHODS=CASES[@SECONDS]`` may repeat; METHODS is ``all``, ``rest`` (every method no other
+plan names) or a comma list of registered names; ``@SECONDS`` sets that plan's time limit per fit. Results: a Markdown table on stdout, JSON in ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _harness import machine, markdown_table, peak_rss_mb, write_json  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_PLAN = "all=synth-d16-c26:2000,synth-d16-c26:18000,synth-d32-c10:200000"
+KNN_REFERENCE_ROWS = 50_000
+
+
+# ----------------------------------------------------------------------------------------- data
+def synthetic(name: str, n_train: int, seed: int = 0):
+    """``synth-dD-cC`` with ``n_train`` training rows and its held-out rows (min-max scaled)."""
+    from sklearn.datasets import make_classification
+
+    d, c = (int(part[1:]) for part in name.split("-")[1:3])
+    n_test = 2000 if n_train <= 20_000 else 10_000
+    X, y = make_classification(n_samples=n_train + n_test, n_features=d, n_informative=max(2, 3 * d // 8),
+                               n_redundant=d // 8, n_classes=c, n_clusters_per_class=2, random_state=seed)
+    X = X.astype(np.float32)
+    return _scaled(X[:n_train], y[:n_train], X[n_train:], y[n_train:])
+
+
+def keel(name: str, data_dir: str):
+    from jaxdml.datasets import load_keel_folds
+
+    Xtr, ytr, Xte, yte = load_keel_folds(data_dir, name, 10).folds[0]
+    return _scaled(np.asarray(Xtr, np.float32), ytr, np.asarray(Xte, np.float32), yte)
+
+
+def _scaled(Xtr, ytr, Xte, yte):
+    lo, hi = Xtr.min(0), Xtr.max(0)
+    scale = np.where(hi > lo, hi - lo, 1.0)
+    codes = np.unique(np.concatenate([ytr, yte]), return_inverse=True)[1]
+    return (Xtr - lo) / scale, codes[:len(ytr)], (Xte - lo) / scale, codes[len(ytr):]
+
+
+def subset(X, y, n, seed=0):
+    """A stratified subset of ``n`` rows (all of them when ``n >= len(y)``)."""
+    if n >= len(y):
+        return X, y
+    from sklearn.model_selection import train_test_split
+
+    idx = train_test_split(np.arange(len(y)), train_size=n, stratify=y, random_state=seed)[0]
+    idx = np.sort(idx)
+    return X[idx], y[idx]
+
+
+def prepare_data(cases, data_dir, folder):
+    """Generate or read every data set once (at its largest N) into ``folder``; returns its paths."""
+    largest = {}
+    for ds, n in cases:
+        largest[ds] = max(largest.get(ds, 0), n if n != "full" else 0)
+    paths = {}
+    for ds, n in largest.items():
+        Xtr, ytr, Xte, yte = synthetic(ds, n) if ds.startswith("synth-") else keel(ds[5:], data_dir)
+        paths[ds] = os.path.join(folder, ds + ".npz")
+        np.savez(paths[ds], Xtr=Xtr, ytr=ytr, Xte=Xte, yte=yte)
+    return paths
+
+
+# --------------------------------------------------------------------------------------- worker
+def knn_accuracy(Ztr, ytr, Zte, yte, k=3):
+    """k-NN accuracy (majority vote, ties to the nearest label) by jaxdml's exact blockwise search."""
+    from jaxdml.neighbors import knn_search
+
+    Ztr, ytr = Ztr[:KNN_REFERENCE_ROWS], ytr[:KNN_REFERENCE_ROWS]
+    idx, _ = knn_search(np.asarray(Zte, np.float32), k, Y=np.asarray(Ztr, np.float32))
+    votes = ytr[np.asarray(idx)]
+    counts = np.zeros((len(votes), int(ytr.max()) + 1), int)
+    np.add.at(counts, (np.arange(len(votes))[:, None], votes), 1)
+    best = counts.max(1, keepdims=True)
+    # ties: the label of the nearest neighbour among the tied labels
+    tied = counts[np.arange(len(votes))[:, None], votes] == best
+    pred = votes[np.arange(len(votes)), tied.argmax(1)]
+    return float(np.mean(pred == yte))
+
+
+def device_peak_mib():
+    import jax
+
+    try:
+        stats = jax.devices()[0].memory_stats() or {}
+    except Exception:  # backends without memory statistics
+        stats = {}
+    peak = stats.get("peak_bytes_in_use")
+    return None if peak is None else peak / 2**20
+
+
+def worker(method, path, n):
+    import jax
+
+    import jaxdml
+
+    data = np.load(path)
+    Xtr, ytr = subset(data["Xtr"], data["ytr"], len(data["ytr"]) if n == "full" else int(n))
+    Xte, yte = data["Xte"], data["yte"]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        t0 = time.perf_counter()
+        fitted = jaxdml.fit(Xtr, ytr, loss=method, random_state=0)
+        Ztr, Zte = np.asarray(fitted.transform(Xtr)), np.asarray(fitted.transform(Xte))
+        fit_s = time.perf_counter() - t0
+    out = dict(n_train=len(ytr), n_features=Xtr.shape[1], n_classes=int(ytr.max()) + 1, fit_s=fit_s,
+               accuracy=knn_accuracy(Ztr, ytr, Zte, yte), euclidean=knn_accuracy(Xtr, ytr, Xte, yte),
+               converged=bool(getattr(fitted, "converged", True)), n_iter=int(getattr(fitted, "n_iter", 0) or 0),
+               peak_rss_mib=peak_rss_mb(), device_peak_mib=device_peak_mib(),
+               backend=jax.default_backend(), warnings=sorted({str(w.message)[:120] for w in caught})[:3])
+    print(json.dumps(out), flush=True)
+
+
+# --------------------------------------------------------------------------------------- parent
+def parse_plans(plans, registered):
+    named = set()
+    parsed = []
+    for plan in plans:
+        plan, _, seconds = plan.partition("@")
+        timeout = float(seconds) if seconds else None
+        methods, _, cases = plan.partition("=")
+        names = methods.split(",")
+        for m in names:
+            if m not in ("all", "rest") and m not in registered:
+                raise SystemExit(f"--plan: {m!r} is not a registered method (jaxdml methods lists them)")
+        named.update(m for m in names if m not in ("all", "rest"))
+        parsed.append((names, [_case(c) for c in cases.split(",")], timeout))
+    rows, timeouts = [], {}
+    for names, cases, timeout in parsed:
+        if names == ["all"]:
+            names = registered
+        elif names == ["rest"]:
+            names = [m for m in registered if m not in named]
+        rows += [(m, ds, n) for ds, n in cases for m in names]
+        timeouts.update({(m, ds, n): timeout for ds, n in cases for m in names if timeout})
+    return rows, timeouts
+
+
+def _case(text):
+    ds, _, n = text.partition(":")
+    if not (ds.startswith("synth-d") or ds.startswith("keel-")) or not n:
+        raise SystemExit(f"--plan: case {text!r} is not DATASET:N (synth-dD-cC:N or keel-NAME:N|full)")
+    return ds, n if n == "full" else int(n)
+
+
+class Run:
+    """One worker process, watched for its time and memory."""
+
+    def __init__(self, key, argv, env, timeout, memory_limit):
+        self.key, self.timeout, self.memory_limit = key, timeout, memory_limit
+        self.t0 = time.perf_counter()
+        self.peak_watch = 0.0
+        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        self.killed = None
+
+    def poll(self):
+        if self.proc.poll() is not None:
+            return True
+        elapsed = time.perf_counter() - self.t0
+        rss = _tree_rss_gib(self.proc.pid)
+        self.peak_watch = max(self.peak_watch, rss)
+        if elapsed > self.timeout:
+            self.killed = f"timeout (> {self.timeout:.0f} s)"
+        elif self.memory_limit and rss > self.memory_limit:
+            self.killed = f"over memory limit ({rss:.1f} > {self.memory_limit:g} GiB)"
+        if self.killed:
+            self.proc.kill()
+            self.proc.wait()
+            return True
+        return False
+
+    def result(self):
+        wall = time.perf_counter() - self.t0
+        out, err = self.proc.communicate()
+        if self.killed:
+            return dict(status=self.killed, wall=wall)
+        lines = [ln for ln in out.splitlines() if ln.startswith("{")]
+        if self.proc.returncode != 0 or not lines:
+            last = [ln for ln in err.strip().splitlines() if ln.strip()] or ["no output"]
+            return dict(status="error: " + last[-1][:240], wall=wall)
+        res = json.loads(lines[-1])
+        res.update(status="ok", wall=wall)
+        return res
+
+
+def _tree_rss_gib(pid):
+    try:
+        import psutil
+    except ImportError:
+        return 0.0
+    try:
+        proc = psutil.Process(pid)
+        procs = [proc, *proc.children(recursive=True)]
+        return sum(p.memory_info().rss for p in procs) / 2**30
+    except psutil.Error:
+        return 0.0
+
+
+def run_matrix(rows, timeouts, paths, args, env):
+    pending = list(rows)
+    running, results = [], []
+    start = time.perf_counter()
+    while pending or running:
+        while pending and len(running) < args.jobs:
+            method, ds, n = pending.pop(0)
+            key = (method, ds, n)
+            if args.deadline and time.perf_counter() - start > args.deadline:
+                results.append(dict(method=method, dataset=ds, n=n, status="skipped (deadline)"))
+                continue
+            argv = [sys.executable, os.path.abspath(__file__), "--worker", method, paths[ds], str(n)]
+            running.append(Run(key, argv, env, timeouts.get(key, args.timeout), args.memory_limit))
+        time.sleep(0.1)
+        for run in [r for r in running if r.poll()]:
+            running.remove(run)
+            method, ds, n = run.key
+            res = dict(method=method, dataset=ds, n=n, **run.result())
+            res["watched_peak_gib"] = run.peak_watch
+            results.append(res)
+            print(f"{ds:16s} {str(n):>8s} {method:12s} {res['status'][:60]:12s} "
+                  f"fit={res.get('fit_s', float('nan')):7.1f}s acc={res.get('accuracy', float('nan')):.4f} "
+                  f"eucl={res.get('euclidean', float('nan')):.4f}", file=sys.stderr, flush=True)
+    order = {key: i for i, key in enumerate(rows)}
+    return sorted(results, key=lambda r: order[(r["method"], r["dataset"], r["n"])])
+
+
+COLUMNS = [("dataset", "data", ""), ("n", "N", ""), ("method", "method", ""), ("status", "status", ""),
+           ("fit_s", "fit s", ".1f"), ("peak_rss_mib", "peak RSS MiB", ".0f"),
+           ("device_peak_mib", "device peak MiB", ".0f"), ("accuracy", "3-NN", ".4f"),
+           ("euclidean", "Euclidean 3-NN", ".4f"), ("gain", "gain", "+.4f")]
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
+    p.add_argument("--plan", action="append", help=f"METHODS=CASES (repeatable; default {DEFAULT_PLAN})")
+    p.add_argument("--data", default=os.path.join(ROOT, "..", "shared", "keel"), help="KEEL folder")
+    p.add_argument("--timeout", type=float, default=600.0, help="seconds per fit (default 600)")
+    p.add_argument("--memory-limit", type=float, default=8.0, help="GiB of resident memory per fit (default 8)")
+    p.add_argument("--jobs", type=int, default=1, help="fits run at once (default 1: timings undisturbed)")
+    p.add_argument("--deadline", type=float, default=None, help="start no fit after this many seconds")
+    p.add_argument("--device", default=None, help="JAX platform for the fits: cpu, gpu, tpu")
+    p.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "results", "scale_matrix.json"))
+    p.add_argument("--markdown", default=None, help="also write the Markdown table to this file")
+    args = p.parse_args(argv)
+    if args.worker:
+        return worker(*args.worker)
+
+    import jaxdml
+
+    registered = [m for m in jaxdml.methods() if m != "euclidean"]
+    rows, timeouts = parse_plans(args.plan or [DEFAULT_PLAN], registered)
+    env = dict(os.environ, XLA_PYTHON_CLIENT_PREALLOCATE="false", JAXDML_COMPILATION_CACHE="0")
+    if args.device:  # JAX names NVIDIA GPUs "cuda" (its "gpu" alias also asks for ROCm on newer releases)
+        env["JAX_PLATFORMS"] = {"gpu": "cuda"}.get(args.device, args.device)
+    if args.jobs > 1:
+        env["XLA_PYTHON_CLIENT_MEM_FRACTION"] = f"{0.9 / args.jobs:.3f}"
+    with tempfile.TemporaryDirectory(prefix="jaxdml-scale-") as folder:
+        paths = prepare_data(sorted({(ds, n) for _, ds, n in rows}, key=str), args.data, folder)
+        results = run_matrix(rows, timeouts, paths, args, env)
+    for r in results:
+        if r.get("status") == "ok":
+            r["gain"] = r["accuracy"] - r["euclidean"]
+    table = markdown_table(results, COLUMNS)
+    print(table)
+    info = machine()
+    write_json(args.out, {"machine": info, "args": vars(args), "results": results})
+    if args.markdown:
+        with open(args.markdown, "w") as fh:
+            fh.write(f"Device: {info['device']}; jax {info['jax']}; {info['cpus']} CPUs; "
+                     f"{args.jobs} fit(s) at a time.\n\n{table}\n")
+    print(f"\nJSON written to {args.out}")
+
+
+if __name__ == "__main__":
+    main()
