@@ -83,14 +83,22 @@ class BaseMetricLearner(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         super().__setstate__(state)
 
     # ------------------------------------------------------------------ fitting
+    #: constructor parameters that say how the input is read, not how the method runs: never
+    #: arguments of :func:`jaxdml.fit`
+    _input_params = ("preprocessor",)
+
     def _fit_kwargs(self) -> dict:
-        """Keyword arguments for :func:`jaxdml.fit` (default: every constructor parameter)."""
-        return self.get_params(deep=False)
+        """Keyword arguments for :func:`jaxdml.fit`: every constructor parameter but the ones that
+        say how the input is read (``preprocessor``). Every caller that runs the estimator's record
+        itself (the fit, the experiment runner, the batched tuner) takes them from here."""
+        kw = self.get_params(deep=False)
+        for name in self._input_params:
+            kw.pop(name, None)
+        return kw
 
     def _run(self, X, y, **extra):
         """Run the record on validated data with the constructor parameters (+ ``extra``)."""
         kw = {**self._fit_kwargs(), **extra}
-        kw.pop("preprocessor", None)  # how tuples are read, not a method parameter
         core = {k: kw.pop(k) for k in ("n_components", "max_iter", "tol", "random_state", "verbose") if k in kw}
         settings = {k: kw.pop(k) for k in list(kw) if k in SETTINGS}
         return run(self._get_record(), X, y, settings=settings, hyper=kw, checked=True, **core)

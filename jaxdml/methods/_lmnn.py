@@ -116,6 +116,6 @@ class LMNN(GradientMetricLearner):
         return LMNN_METRIC_METHOD if self.solver == "projected" else LMNN_METHOD
 
     def _fit_kwargs(self):
-        kw = self.get_params(deep=False)
+        kw = super()._fit_kwargs()
         kw.pop("solver")
         return kw
