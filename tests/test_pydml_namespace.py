@@ -211,12 +211,10 @@ def _pydml_invariants(alg, X, y, kernel=False):
     (dml.LDA(), jaxdml.LDA()),
     (dml.ANMM(num_dims=2, n_friends=2), jaxdml.ANMM(2, n_friends=2)),
     (dml.DMLMJ(num_dims=3), jaxdml.DMLMJ(3)),
-    (dml.LLDA(n_components=2), jaxdml.LLDA(2, k=1, affinity="neighbors")),
     (dml.Covariance(), jaxdml.Covariance()),
     (dml.Euclidean(), jaxdml.Euclidean()),
     (dml.GMML(geodesic_step=0.3), jaxdml.GMML(0.3)),
     (dml.KANMM(num_dims=1, kernel="rbf"), jaxdml.KANMM(1, kernel="rbf")),
-    (dml.KDA(kernel="poly", n_components=1), jaxdml.KDA(1, kernel="poly")),
 ], ids=lambda a: type(a).__name__)
 def test_learners_keep_pydmls_invariants_and_are_jaxdmls(small, alg, twin):
     X, y = small
@@ -267,6 +265,10 @@ def test_parameters_map_to_jaxdmls_nearest_settings(small, monkeypatch):
     assert (est.solver, est.n_components, est.init) == ("gradient", 2, "identity")
     est = dml.ITML(max_iter=1000, num_constraints=40, lower_bound=0.5, upper_bound=2.0)._make(X, y)
     assert (est.n_constraints, est.max_iter, est.bounds) == (20, 25, (0.5, 2.0))
+    est = dml.LLDA(n_components=2, n_neighbors=4, affinity="local-scaling")._make(X, y)
+    assert (est.n_components, est.k, est.affinity) == (2, 4, "local-scaling")
+    est = dml.KDA(kernel="poly", n_components=1, degree=2)._make(X, y)
+    assert (est.kernel, est.n_components, est.degree, est.coef0) == ("poly", 1, 2, 1)
     est = dml.KLMNN(kernel="sigmoid", gamma=0.5)._make(X, y)
     from sklearn.metrics.pairwise import sigmoid_kernel
 
@@ -296,6 +298,7 @@ def test_unmapped_options_warn_once(small, monkeypatch):
         assert dml.NCMC(centroids_num=[2, 1, 3])._make(X, y).centroids_num == 3
 
 
+@pytest.mark.slow  # LSI's solver compiles for a few seconds
 def test_lsi_from_side_information(small):
     X, y = small
     X, y = X[::2], y[::2]  # 25 samples
@@ -340,8 +343,8 @@ def test_documented_classifier_example(iris, nca_iris):
     lda_loo = np.argmax(_loo_proba(lda.transform(X), y, 7), 1)  # lda was fitted in place
     np.testing.assert_allclose(scores, [knn.score_orig(), np.mean(lda_loo == y), knn.score()])
     assert len(mknn.elapsed()) == 3 and mknn.elapsed()[0] == 0.0
-    mknn.add(dml.PCA(num_dims=2))
-    assert mknn.fit(X, y).dmls_string()[-1] == "PCA" and len(mknn.predict_all(X[:5])) == 4
+    mknn.add(dml.Euclidean())
+    assert mknn.fit(X, y).dmls_string()[-1] == "Euclidean" and len(mknn.predict_all(X[:5])) == 4
     ncmc = NCMC_Classifier(centroids_num=2)
     ncmc.fit(X, y)
     assert ncmc.score(X, y) > 0.9
@@ -404,6 +407,7 @@ def test_tune_knn_cross_validate_and_pandas(small, monkeypatch):
 
 
 # ---------------------------------------------------------------------------------------------- plots
+@pytest.mark.slow  # NCA and LDA compile for two features, 13 region panels
 def test_documented_plotting_examples(iris, nca_iris):  # nca_iris: NCA's program on iris compiled once
     X, y = iris
     nca, lda, ncmc = NCA(), LDA(), NCMC_Classifier(centroids_num=2)
@@ -435,9 +439,10 @@ def test_documented_plotting_examples(iris, nca_iris):  # nca_iris: NCA's progra
     np.testing.assert_allclose(f3.axes[0].collections[-1].get_offsets(), Z, rtol=1e-6)
 
 
+@pytest.mark.slow  # NCA compiles for two features (the program the plotting examples use)
 def test_tutorial_figures_improve_knn_axes_and_semi_supervision():
     # Section 2.5, improving 1-NN: three classes in parallel bands, NCA learns to stretch across them
-    # (150 samples, as iris: NCA's program for two features is the one the plotting examples compiled)
+    # (150 samples, as iris: NCA's program for two features is shared with the plotting examples)
     t, s = np.linspace(-10, 10, 70), np.linspace(-10, 10, 40)
     X = np.concatenate([np.c_[t, 0 * t], np.c_[s, 0.2 + 0 * s], np.c_[s, -0.2 + 0 * s]])
     y = np.array(["A"] * 70 + ["B"] * 40 + ["C"] * 40)

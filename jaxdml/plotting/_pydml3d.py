@@ -104,6 +104,8 @@ def classifier_plot_3d(X, y, clf, attrs=None, sections="mean", fitted=False, *, 
     -------
     matplotlib.figure.Figure
     """
+    if style.get("grid_step") is not None:
+        raise ValueError("classifier_plot_3d takes a number of grid points per axis (resolution), not grid_step.")
     res = style.pop("resolution", 20)
     res = (res,) * 3 if np.isscalar(res) else tuple(res)
     if len(res) != 3 or not all(isinstance(r, (int, np.integer)) and r >= 2 for r in res):

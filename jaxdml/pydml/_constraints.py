@@ -153,6 +153,9 @@ class LSI(DMLAlgorithm):
         """
         if self.supervised:
             return super().fit(X, side)
+        if np.ndim(side) == 1 and len(side) == len(X) and not isinstance(side[0], (list, tuple, np.ndarray)):
+            raise ValueError("LSI(supervised=False) takes side information [S, D] or [S] (boolean (n, n) "
+                             "matrices of similar and dissimilar pairs); for labels use LSI(supervised=True).")
         X = check_array(X, dtype=np.float64)
         pairs, labels = _pairs_from_side(side, len(X))
         est = self._make(X, None).set_params(preprocessor=X)
