@@ -1,7 +1,8 @@
 """pyDML's names, calls and plots over jaxdml: a pyDML script runs after replacing ``from dml import ...``
 by ``from jaxdml.pydml import ...`` (or ``import dml`` by ``import jaxdml.pydml as dml``).
 
-Every public name of pyDML 0.1's ``dml`` package is here with pyDML's signature (parameter names,
+Every public name of pyDML's ``dml`` package (0.1.0, and the later GMML, LODML, KODML, CMOML,
+CondensedNearestNeighbors, ReducedNearestNeighbors) is here with pyDML's signature (parameter names,
 order and defaults) and return types, as a thin adapter over jaxdml's own classes:
 
 * the learners (``NCA``, ``LMNN``, ``LDA``, ...; ``Metric``, ``Transformer``, ``Euclidean``,
