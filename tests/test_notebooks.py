@@ -49,3 +49,12 @@ def test_reproduce_paper_notebook(tmp_path, headless):
     assert "Bayesian sign test on 2 datasets" in out
     assert "KEEL folds from" in out or "KEEL folder not found" in out
     assert "Euclidean" in out
+
+
+@pytest.mark.slow
+def test_coming_from_pydml_notebook(tmp_path, headless):
+    # pyDML's documented examples and the tutorial's figures through jaxdml.pydml only
+    pytest.importorskip("pandas")  # pyDML's tune returns DataFrames
+    out, seconds = _run("coming_from_pydml.ipynb", tmp_path)
+    assert "'final_expectance'" in out and "M = L^T L: True" in out and "kNN.score_orig()" in out
+    assert "'EUCLIDEAN'" in out and "SPLIT 10" in out and "rendered 15 figures with the Agg renderer" in out
