@@ -1,6 +1,7 @@
 """The command-line main job."""
 
 import numpy as np
+import pytest
 
 from jaxdml.cli import main
 
@@ -16,6 +17,7 @@ def test_fit_command_reports_accuracies_and_saves(tmp_path, capsys):
     np.testing.assert_allclose(data["M"], data["L"].T @ data["L"], atol=1e-10)
 
 
+@pytest.mark.slow
 def test_fit_command_on_csv(tmp_path, capsys):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(60, 3))

@@ -7,6 +7,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 ROOT = str(pathlib.Path(__file__).resolve().parents[1])
 
 SCRIPT = textwrap.dedent("""
@@ -50,6 +52,7 @@ def test_default_cache_serves_a_second_process(tmp_path):
     assert not first["bad"] and not second["bad"]
 
 
+@pytest.mark.slow
 def test_opt_out_by_environment_and_by_function(tmp_path):
     for env, args in ((_env(tmp_path, JAXDML_COMPILATION_CACHE="0"), ()), (_env(tmp_path), ("--disable",))):
         res = _run(env, *args)
@@ -57,6 +60,7 @@ def test_opt_out_by_environment_and_by_function(tmp_path):
         assert not (tmp_path / "home-cache" / "jaxdml").exists()
 
 
+@pytest.mark.slow
 def test_concurrent_processes_share_the_cache(tmp_path):
     env = _env(tmp_path, JAXDML_CACHE_DIR=str(tmp_path / "shared"))
     procs = [subprocess.Popen([sys.executable, "-c", SCRIPT], stdout=subprocess.PIPE, stderr=subprocess.PIPE,

@@ -15,7 +15,7 @@ from jaxdml import losses
 GRADIENT_LOSSES = ["nca", "lmnn", "lmnn_metric", "ncmml", "ncmc", "mcml", "ldml"]
 
 
-@pytest.mark.parametrize("name", GRADIENT_LOSSES)
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n == "nca" else n for n in GRADIENT_LOSSES])
 def test_embedded_loss_is_the_loss_of_the_linear_map(name, x64):
     """g(X L^T, problem) = loss(L, problem) (M-losses: g(X L^T) = loss(L^T L)), and the gradient
     reaching Z gives the gradient in L by the chain rule: dL = (dg/dZ)^T X."""
@@ -50,6 +50,7 @@ def _embed(p, X):
     return jnp.tanh(X @ p["W1"] + p["b1"]) @ p["W2"] + p["b2"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["nca", "lmnn"])
 def test_mlp_embedding_beats_the_linear_map_on_digits(name):
     """A two-layer MLP trained with the NCA / LMNN loss of its embedding (plain JAX + optax) gives a

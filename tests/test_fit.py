@@ -61,6 +61,7 @@ def test_metric_loss_with_fewer_components_uses_pca_first(iris):
     assert principal_angles_max(m.L.T, pca.T) < 1e-6  # the metric lives in the principal plane
 
 
+@pytest.mark.slow
 def test_combined_and_callable_losses(iris, rng):
     X, y = iris
     m = jaxdml.fit(X, y, loss={"lmnn": 1.0, "nca": 0.5}, max_iter=30)

@@ -382,14 +382,23 @@ def test_learned_metrics_help_3nn_on_wine(wine):
 # than samples is a documented ValueError). No check is skipped (scikit-learn itself skips its
 # array-API check when SCIPY_ARRAY_API is unset).
 ESTIMATORS = [
+    jaxdml.LDML(max_iter=5),
+    jaxdml.KLMNN(max_iter=5, optimizer="adam"),
+]
+#: the same checks in the slow suite (each check compiles the solver again for its data's shape)
+SLOW_ESTIMATORS = [
     jaxdml.NCMML(max_iter=5, optimizer="adam"),
     jaxdml.NCMC(centroids_num=1, max_iter=5, optimizer="adam"),
     jaxdml.MCML(max_iter=5),
-    jaxdml.LDML(max_iter=5),
-    jaxdml.KLMNN(max_iter=5, optimizer="adam"),
 ]
 
 
 @parametrize_with_checks(ESTIMATORS)
 def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+@pytest.mark.slow
+@parametrize_with_checks(SLOW_ESTIMATORS)
+def test_sklearn_compatible_slow(estimator, check):
     check(estimator)

@@ -74,7 +74,7 @@ def test_check_grads_and_directional_fd(rng, x64, name):
     assert abs(float(fd) - float(jnp.sum(jax.grad(f)(L) * V))) < 1e-5 * max(1.0, abs(float(fd)))
 
 
-@pytest.mark.parametrize("name", ["nca", "lmnn", "lmnn_metric"])
+@pytest.mark.parametrize("name", [pytest.param("nca", marks=pytest.mark.slow), "lmnn", "lmnn_metric"])
 def test_jit_vmap_and_blocking(rng, name):
     X, y = _data(rng, n=40, d=5)
     prob = jaxdml.make_problem(X, y, n_neighbors=3)
@@ -118,6 +118,7 @@ def test_lmnn_with_all_candidates_equals_exact(rng, x64):
     assert float(losses.lmnn(L, few)) <= float(losses.lmnn(L, exact)) + 1e-12
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["nca", "lmnn", "lmnn_metric"])
 def test_sampled_path_with_every_row_as_candidate_equals_exact(rng, x64, name):
     """The sampled-candidate path (lazily embedded rows) with candidates = all rows reproduces

@@ -211,6 +211,7 @@ def test_mlkr_fits_regression_targets():
     assert abs(res.loss - _naive_mlkr(res.L, X, (y - y.mean()) / y.std())) < 1e-4
 
 
+@pytest.mark.slow
 def test_mlkr_lowers_its_leave_one_out_regression_error_on_diabetes():
     # what MLKR optimises: the leave-one-out kernel regression error of the training targets. (Run
     # to convergence it overfits - the MLKR docstring states it - hence early stopping by default.)
@@ -223,6 +224,7 @@ def test_mlkr_lowers_its_leave_one_out_regression_error_on_diabetes():
     assert _naive_mlkr(res.L, X, t) < 0.8 * _naive_mlkr(np.eye(X.shape[1]), X, t)
 
 
+@pytest.mark.slow
 def test_mlkr_early_stopping_returns_the_best_held_out_iterate():
     from sklearn.datasets import load_diabetes
 

@@ -68,7 +68,8 @@ def test_covariance_is_the_mahalanobis_distance(iris):
 
 
 @pytest.mark.parametrize("cls,data", [(jaxdml.NCA, make_classification(random_state=0)),
-                                      (jaxdml.MLKR, make_regression(n_features=10, random_state=0))],
+                                      pytest.param(jaxdml.MLKR, make_regression(n_features=10, random_state=0),
+                                                   marks=pytest.mark.slow)],
                          ids=["NCA", "MLKR"])
 def test_convergence_warning_names_the_class_twice(cls, data):
     X, y = data

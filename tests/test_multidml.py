@@ -68,7 +68,7 @@ def test_defaults_and_errors(split):
         multi.predict_all(Xte[:, :5])
 
 
-@pytest.mark.parametrize("weights", ["uniform", "distance"])
+@pytest.mark.parametrize("weights", ["uniform", pytest.param("distance", marks=pytest.mark.slow)])
 def test_batched_knn_host_and_device_paths_agree(monkeypatch, weights):
     """Small problems run in NumPy, large ones in one compiled program: the same votes, ties included
     (integer coordinates: many equal distances, broken by training-row order on both paths)."""

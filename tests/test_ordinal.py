@@ -107,7 +107,8 @@ def _chains(Z, y, size):
     return sum(ordered_chains(D[i, nb[i]], y[nb[i]] - y[i], 3) for i in range(len(Z)))
 
 
-@pytest.mark.parametrize("name, kernel", [("lodml", jaxdml.KODML), ("cmoml", jaxdml.KCMOML)])
+@pytest.mark.parametrize("name, kernel", [("lodml", jaxdml.KODML),
+                                          pytest.param("cmoml", jaxdml.KCMOML, marks=pytest.mark.slow)])
 def test_fit_converges_and_kernel_version_with_linear_kernel_equals_it(rng, x64, name, kernel):
     X, y = _graded(rng, n=40)
     hyper = dict(neighborhood_size=10) if name == "cmoml" else {}

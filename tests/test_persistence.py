@@ -74,6 +74,7 @@ def test_cli_unwritable_out_fails_before_fitting(tmp_path):
     assert res.returncode != 0 and "cannot write --out" in res.stderr and "accuracy" not in res.stdout
 
 
+@pytest.mark.slow
 def test_estimators_with_optax_optimizers_pickle_across_processes(tmp_path, iris):
     import pickle
 

@@ -94,7 +94,8 @@ def _score_gap(method, lam, k):
     return (s[k - 1] - s[k]) / np.abs(s[0])
 
 
-@pytest.mark.parametrize("method, kw", [("kanmm", {}), ("kdmlmj", {}), ("kllda", {}),
+@pytest.mark.parametrize("method, kw", [pytest.param("kanmm", {}, marks=pytest.mark.slow),
+                                        pytest.param("kdmlmj", {}, marks=pytest.mark.slow), ("kllda", {}),
                                         ("kllda", {"affinity": "neighbors"})])
 def test_truncated_kernel_fit_spans_the_dense_leading_subspace(digits, method, kw):
     X, y = digits
