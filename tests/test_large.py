@@ -59,7 +59,7 @@ def test_full_batch_at_20000_never_holds_an_n_by_n_array(rng, name):
     assert config.get_memory_budget() == 1 << 30
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("dtype", ["float32", pytest.param("float64", marks=pytest.mark.slow)])
 def test_smallest_k_is_a_stable_selection(rng, dtype):
     """Row-wise k smallest (the float64 CPU path is masked argmin passes, float32 lax.top_k) and the
     k-th order statistic: the first k of a stable sort, ties in index order, distinct indices on rows
@@ -105,6 +105,7 @@ def test_knn_search_matches_sklearn(rng):
     np.testing.assert_allclose(found, np.sort(D, 1)[:, :5], rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.slow
 def test_minibatch_training_decreases_the_exact_objective(rng):
     X, y = _data(rng, 600)
     prob = jaxdml.make_problem(X, y, n_neighbors=3)
@@ -128,6 +129,7 @@ def test_sampled_lmnn_candidates_are_unbiased(rng, x64):
     assert abs(np.mean(vals) - exact) < 4 * np.std(vals) / np.sqrt(len(vals))
 
 
+@pytest.mark.slow
 def test_fit_picks_the_large_data_path_by_itself(rng):
     # NCA: full-batch L-BFGS on the exact objective up to 20000 samples, minibatch Adam with
     # sampled candidates above
@@ -167,6 +169,7 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_four_devices_give_the_same_result_as_one():
     env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=4", JAX_PLATFORMS="cpu")
     out = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env,
@@ -190,6 +193,7 @@ CACHE_SCRIPT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_persistent_compilation_cache_serves_a_second_process(tmp_path):
     cache = str(tmp_path / "xla")
     runs = []
