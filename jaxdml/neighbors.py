@@ -16,6 +16,7 @@ import numpy as np
 
 from . import linalg
 from ._padding import bucket_size
+from .config import precise
 
 __all__ = ["knn_search", "same_class_neighbors", "other_class_neighbors", "active_impostors", "impostor_candidates"]
 
@@ -47,6 +48,7 @@ def _search(Q, R, q_lab, r_lab, r_valid, q_ids, r_ids, *, k, mode, exclude_self,
     return idx.reshape(-1, k)[:nq], dist.reshape(-1, k)[:nq]
 
 
+@precise
 def knn_search(X, k: int, *, Y=None, L=None, labels=None, y_labels=None, mode: str = "any",
                exclude_self: bool | None = None, block_elements: int | None = None):
     """The ``k`` nearest rows of ``Y`` (default ``X``) for every row of ``X``.
@@ -101,6 +103,7 @@ def knn_search(X, k: int, *, Y=None, L=None, labels=None, y_labels=None, mode: s
     return idx, dist
 
 
+@precise
 def same_class_neighbors(X, codes, k: int, *, L=None, block_elements=None):
     """``k`` nearest same-class rows of every row (self excluded), searched class by class.
 
@@ -133,6 +136,7 @@ def same_class_neighbors(X, codes, k: int, *, L=None, block_elements=None):
     return out, mask
 
 
+@precise
 def other_class_neighbors(X, codes, m: int, *, L=None, block_elements=None):
     """``m`` nearest differently-labelled rows of every row (impostor candidates).
 
@@ -169,6 +173,7 @@ def _sparse_nonzero(flat):
     return np.concatenate([pos, m + np.flatnonzero(flat[m:])]).astype(np.int64)
 
 
+@precise
 def active_impostors(Z, codes, valid, outer, inner=None, *, block_elements: int | None = None):
     """Every differently-labelled pair ``(i, l)`` with ``|z_i - z_l|^2 < outer[i]``, exactly.
 
@@ -241,6 +246,7 @@ def _unpack(packed, rows, r0):
     return rows[pos // w].astype(np.int32), (pos % w + r0).astype(np.int32)
 
 
+@precise
 def impostor_candidates(Z, codes, valid, radius, *, ref_range=None, anchors=None, block_elements: int | None = None):
     """Every differently-labelled pair ``(i, l)`` with ``|z_i - z_l|^2 < radius[i]``, exactly, with
     ``l`` restricted to the reference rows ``ref_range = (r0, r1)`` (default: all rows).

@@ -204,3 +204,26 @@ def test_persistent_compilation_cache_serves_a_second_process(tmp_path):
         runs.append(int(out.stdout.strip().splitlines()[-1]))
     assert os.listdir(cache)  # the first process wrote executables
     assert runs[0] == 0 and runs[1] >= 1  # the second one loaded them instead of compiling
+
+
+def test_entry_points_trace_their_products_at_the_configured_precision(rng, monkeypatch):
+    """On GPUs JAX's default float32 products are TensorFloat-32 (wrong neighbours); jaxdml's entry
+    points trace under jaxdml.config's matmul precision ("highest" unless set otherwise)."""
+    import jaxdml.neighbors as nb
+
+    seen = []
+    real = nb._search
+    monkeypatch.setattr(nb, "_search", lambda *a, **k: seen.append(jax.config.jax_default_matmul_precision) or real(*a, **k))
+    X, y = _data(rng, 60)
+    with jax.default_matmul_precision("tensorfloat32"):  # a caller's context does not lower it
+        knn_search(X, 2)
+        with config.matmul_precision("high"):
+            knn_search(X, 2)
+    assert seen == ["highest", "high"]
+    with pytest.raises(ValueError, match="matmul precision"):
+        config.set_matmul_precision("tf32")
+    with jax.default_matmul_precision("default"):  # the precision is written into the traced program
+        plain = jax.jit(lambda a, b: a @ b).lower(jnp.ones((2, 2)), jnp.ones((2, 2))).as_text()
+    with jax.default_matmul_precision(config.get_matmul_precision()):
+        precise = jax.jit(lambda a, b: a @ b).lower(jnp.ones((2, 2)), jnp.ones((2, 2))).as_text()
+    assert "HIGHEST" in precise and "HIGHEST" not in plain

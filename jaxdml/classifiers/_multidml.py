@@ -24,6 +24,7 @@ from .._padding import bucket_size
 from .._runtime import to_device
 from .._validation import Interval, Options, check_params
 from ..compilation import ensure_default_cache
+from ..config import precise
 from ..linalg import smallest_k
 
 __all__ = ["MultiDML_kNN", "knn_batched"]
@@ -78,6 +79,7 @@ def _knn_host(Zq, Zt, codes, k, n_classes, weights, exclude_self):
     return _vote(np, d_k, idx, codes, n_classes, weights)
 
 
+@precise
 def knn_batched(Zq, Zt, codes, n_classes, k, *, weights="uniform", exclude_self=False):
     """k-NN class probabilities under several embeddings at once (float64).
 

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import numbers
 
+import jax
 import numpy as np
 
 from .._runtime import single_threaded_blas
 from ..compilation import ensure_default_cache
+from ..config import get_matmul_precision
 from .._logging import log_history, show_progress
 from .._validation import Interval, check_data, check_n_components, check_params, encode_labels
 from ..linalg import components_from_metric
@@ -153,7 +155,7 @@ def run(method: Method, X, y, *, n_components=None, max_iter=None, tol=None, ran
             n_components = int(shape[0])
     n_components = _n_components(method, n_components, X.shape[1], n_classes)
     show_progress(verbose)
-    with single_threaded_blas():
+    with single_threaded_blas(), jax.default_matmul_precision(get_matmul_precision()):
         out = method.solve(X, codes, n_classes, n_components=n_components, random_state=random_state,
                            max_iter=max_iter, tol=tol, verbose=verbose, **{**method.defaults, **given, **hyper})
         result = to_result(out, method.name, classes)

@@ -28,6 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 from sklearn.base import clone
 
+from ..config import precise
 from .._runtime import jit_quick_compile, to_device
 from .._validation import check_params
 from .._warnings import warn
@@ -219,6 +220,7 @@ def _scores(fits, X, y, folds, points, metrics, knn_args):
     return per_fold
 
 
+@precise
 def batched_grid(base, X, y, folds, points, metrics, knn_args, mode="auto"):
     """Per-point, per-fold metric dicts (``[point][fold] -> {name: value}``) computed by vectorised
     fits, or None when the grid does not qualify (the caller then fits one point at a time)."""
