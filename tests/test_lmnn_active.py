@@ -104,6 +104,7 @@ def test_initial_scale_minimises_the_objective_along_the_ray(rng, x64):
     assert f(a) <= min(f(s) for s in grid) + 1e-9
 
 
+@pytest.mark.slow
 def test_solver_matches_full_batch_lbfgs_and_beats_the_sampled_path(rng, small_threshold):
     X, y = _data(rng, 500)
     prob = jaxdml.make_problem(X, y, n_neighbors=3)
@@ -121,6 +122,7 @@ def test_solver_matches_full_batch_lbfgs_and_beats_the_sampled_path(rng, small_t
     np.testing.assert_allclose(act.loss, v_act, rtol=1e-4)  # the reported loss is the exact objective
 
 
+@pytest.mark.slow
 def test_budget_exhausted_reports_not_converged(rng, small_threshold):
     X, y = _data(rng, 500)
     with pytest.warns(ConvergenceWarning):
@@ -212,6 +214,7 @@ def test_certified_candidates_hold_every_active_pair(rng, x64):
     assert idx.partial_searches > 0  # some searches covered only the anchors whose certificate failed
 
 
+@pytest.mark.slow
 def test_chunked_search_with_a_budget_converges_only_when_certified(rng):
     X, y = _data(rng, 300)
     prob = jaxdml.make_problem(X, y, n_neighbors=3)
@@ -240,3 +243,31 @@ def test_a_search_budget_visits_the_chunk_searched_longest_ago_first(rng):
         epochs.append([int(e.min()) for e in idx.anchor_epoch])
         assert not ok
     assert epochs == [[0, -1, -1], [0, 1, -1], [0, 1, 2]]
+
+
+def test_stratified_subsample_keeps_class_shares_and_small_classes():
+    from jaxdml.solvers._lmnn_active import stratified_subsample
+
+    codes = np.r_[np.zeros(700, int), np.ones(290, int), np.full(10, 2)]
+    keep = stratified_subsample(codes, 100, random_state=0, min_per_class=4)
+    assert keep.size == 100 and np.all(np.diff(keep) > 0)  # sorted, distinct
+    counts = np.bincount(codes[keep], minlength=3)
+    # the small class keeps min_per_class rows; the other 88 are shared as the remaining counts are
+    share = (np.bincount(codes) - 4) * 88 / (1000 - 12)
+    assert counts.min() >= 4 and np.all(np.abs(counts - 4 - share) < 1)
+    np.testing.assert_array_equal(keep, stratified_subsample(codes, 100, random_state=0, min_per_class=4))
+    assert stratified_subsample(codes, 5000).size == 1000  # all rows when there are not more
+
+
+def test_above_max_n_the_active_set_runs_on_a_stratified_subsample(rng, small_threshold, monkeypatch):
+    from jaxdml.solvers import _lmnn_active
+
+    X, y = _data(rng, 700)
+    monkeypatch.setitem(_lmnn_active.ACTIVE_SET_DEFAULTS, "max_n", 600)
+    monkeypatch.setitem(_lmnn_active.ACTIVE_SET_DEFAULTS, "subsample", 450)
+    sub = jaxdml.fit(X, y, loss="lmnn", random_state=0)
+    assert sub.info["solver"] == "active_set" and sub.info["subsample"] and sub.info["n_fitted_rows"] == 450
+    keep = _lmnn_active.stratified_subsample(np.unique(y, return_inverse=True)[1], 450, 0, min_per_class=4)
+    direct = jaxdml.fit(X[keep], y[keep], loss="lmnn", random_state=0)  # the same solver on those rows
+    assert direct.info["solver"] == "active_set" and not direct.info["subsample"]
+    np.testing.assert_allclose(sub.L, direct.L, rtol=1e-6, atol=1e-7)

@@ -27,7 +27,7 @@ from ..problems import make_problem
 from ..projections import projection_psd
 from ..solvers._driver import make_optimizer, minimize, uses_linesearch
 from ..solvers._init import initial_components
-from ..solvers._lmnn_active import ACTIVE_SET_DEFAULTS, minimize_active_set, use_active_set
+from ..solvers._lmnn_active import ACTIVE_SET_DEFAULTS, minimize_active_set, stratified_subsample, use_active_set
 from ..solvers._result import FittedMetric
 from ._record import GRADIENT_SETTINGS, Method
 from .._warnings import warn as _warn
@@ -204,8 +204,10 @@ def _setup(spec, X, codes, n_classes, n_components, *, init, n_neighbors, pad_to
     return problem, params0, pre, bucket, devices, n_dev
 
 
-def _solve_active_set(name, params0, problem, n, bucket, max_iter, tol, verbose, random_state, t_start, hyper):
-    """LMNN's large-data path (:mod:`jaxdml.solvers._lmnn_active`), as a :class:`FittedMetric`."""
+def _solve_active_set(name, params0, problem, n, bucket, max_iter, tol, verbose, random_state, t_start, hyper,
+                      n_total):
+    """LMNN's large-data path (:mod:`jaxdml.solvers._lmnn_active`), as a :class:`FittedMetric`; ``n``
+    rows of ``n_total`` (a stratified subsample above ``ACTIVE_SET_DEFAULTS["max_n"]``)."""
     max_iter = ACTIVE_SET_DEFAULTS["max_iter"] if max_iter is None else max_iter
     t_solve = time.perf_counter()
     d = ACTIVE_SET_DEFAULTS
@@ -221,7 +223,8 @@ def _solve_active_set(name, params0, problem, n, bucket, max_iter, tol, verbose,
         L=np.asarray(res.params, dtype=np.float64), method=name, n_iter=n_iter, converged=bool(res.converged),
         loss_history=hist, loss=float(res.loss),
         info=dict(failed=bool(res.failed), padded_rows=bucket - n, batch_size=None, n_candidates=None, devices=1,
-                  setup_seconds=t_solve - t_start, solve_seconds=t_end - t_solve, **res.info),
+                  setup_seconds=t_solve - t_start, solve_seconds=t_end - t_solve, n_fitted_rows=n,
+                  subsample=n < n_total, **res.info),
     )
 
 
@@ -235,10 +238,14 @@ def solve_loss(spec: LossSpec, name: str, X, codes, n_classes, *, n_components, 
     tol = 1e-5 if tol is None else tol
     check_params(dict(tol=tol, batch_size=batch_size, n_neighbors=n_neighbors, learning_rate=learning_rate,
                       projection=projection, pad_to=pad_to), _SETTING_CONSTRAINTS, owner="jaxdml.fit")
-    n = X.shape[0]
+    n = n_total = X.shape[0]
     active = callback is None and use_active_set(
         name, spec, n, optimizer=optimizer, batch_size=batch_size, n_candidates=n_candidates, devices=devices,
         problem_kw=[k for k in PROBLEM_KEYS if k in hyper])
+    if active and n > ACTIVE_SET_DEFAULTS["max_n"]:  # the active set on a stratified subsample
+        keep = stratified_subsample(codes, ACTIVE_SET_DEFAULTS["subsample"], random_state,
+                                    min_per_class=n_neighbors + 1)
+        X, codes, n = X[keep], codes[keep], keep.size
     problem, params0, pre, bucket, devices, n_dev = _setup(
         spec, X, codes, n_classes, n_components, init=init, n_neighbors=n_neighbors, pad_to=pad_to,
         random_state=random_state, devices=devices, hyper=hyper)
@@ -248,7 +255,7 @@ def solve_loss(spec: LossSpec, name: str, X, codes, n_classes, *, n_components, 
         _check_callable(spec.fn, problem, params0, hyper)
     if active:  # LMNN on large data: exact active set of impostors + full-batch L-BFGS
         return _solve_active_set(name, params0, problem, n, bucket, max_iter, tol, verbose, random_state, t_start,
-                                 hyper)
+                                 hyper, n_total)
     spec = _large_data(spec, n, optimizer, max_iter)
     optimizer = _optimizer(optimizer, spec)
     if projection == "auto":

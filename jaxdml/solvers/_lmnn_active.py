@@ -50,15 +50,15 @@ from ..losses import lmnn_pairs
 from ._driver import make_optimizer, minimize
 from ._lmnn_candidates import CandidateIndex
 
-__all__ = ["ActiveSetResult", "minimize_active_set", "use_active_set", "ACTIVE_SET_DEFAULTS"]
+__all__ = ["ActiveSetResult", "minimize_active_set", "use_active_set", "stratified_subsample", "ACTIVE_SET_DEFAULTS"]
 
 #: defaults of the active-set solver when ``jaxdml.fit`` routes ``loss="lmnn"`` to it
-#: (``max_n``: above it each refresh's exact O(N^2 d) search is too slow on a CPU and the former
-#: minibatch path stays the default)
+#: (``max_n``: above it each refresh's exact O(N^2 d) search is too slow on a CPU, and the active set
+#: runs on a class-stratified subsample of ``subsample`` rows instead: :func:`stratified_subsample`)
 #: (``chunked_above``: above it each refresh searches one chunk of ``chunk_rows`` reference rows
 #: with candidates within ``chunk_cand_slack`` margins, instead of every stale chunk)
 ACTIVE_SET_DEFAULTS = dict(max_iter=500, refresh_every=50, slack=0.5, cand_slack=2.0, max_n=100_000,
-                           chunked_above=100_000, chunk_rows=25_000, chunk_cand_slack=1.0)
+                           subsample=50_000, chunked_above=100_000, chunk_rows=25_000, chunk_cand_slack=1.0)
 
 
 class ActiveSetResult(NamedTuple):
@@ -76,15 +76,38 @@ class ActiveSetResult(NamedTuple):
 def use_active_set(loss, spec, n: int, *, optimizer, batch_size, n_candidates, devices, problem_kw) -> bool:
     """The routing policy of ``jaxdml.fit``: the active-set solver replaces the method's large-data
     path (``spec.large`` names ``solver="lmnn_active_set"``) above ``spec.large_n`` samples when
-    the user left the optimisation settings at their defaults, up to
-    ``ACTIVE_SET_DEFAULTS["max_n"]`` samples. Setting ``optimizer``,
-    ``batch_size`` or ``n_candidates`` keeps the former paths (e.g. ``optimizer="lbfgs"``:
-    full-batch L-BFGS on the exact objective; ``batch_size=256``: minibatch Adam)."""
+    the user left the optimisation settings at their defaults (above
+    ``ACTIVE_SET_DEFAULTS["max_n"]`` samples on a stratified subsample: :func:`stratified_subsample`).
+    Setting ``optimizer``, ``batch_size`` or ``n_candidates`` keeps the former paths (e.g.
+    ``optimizer="lbfgs"``: full-batch L-BFGS on the exact objective; ``batch_size=256``: minibatch
+    Adam)."""
     big = spec.large or {}
     return (isinstance(loss, str) and big.get("solver") == "lmnn_active_set" and spec.param == "L"
-            and spec.large_n is not None and spec.large_n < n <= ACTIVE_SET_DEFAULTS["max_n"] and optimizer is None
+            and spec.large_n is not None and spec.large_n < n and optimizer is None
             and isinstance(batch_size, str) and isinstance(n_candidates, str) and devices is None
             and not problem_kw)
+
+
+def stratified_subsample(codes, size: int, random_state=None, *, min_per_class: int = 1):
+    """Sorted row indices of a class-stratified random subset of ``size`` rows (all rows when there
+    are not more): each class keeps ``min(count, min_per_class)`` rows, and the other rows are shared
+    in proportion to the classes' remaining counts (largest remainders first)."""
+    codes = np.asarray(codes)
+    n = codes.size
+    if n <= size:
+        return np.arange(n)
+    rng = np.random.default_rng(seed_from(random_state))
+    classes, counts = np.unique(codes, return_counts=True)
+    take = np.minimum(counts, min_per_class)
+    left = counts - take
+    share = left * max(size - take.sum(), 0) / max(left.sum(), 1)
+    take = take + np.floor(share).astype(int)
+    for i in np.argsort(-(share - np.floor(share)), kind="stable"):
+        if take.sum() >= size:
+            break
+        take[i] += take[i] < counts[i]
+    keep = [rng.choice(np.flatnonzero(codes == c), t, replace=False) for c, t in zip(classes, take)]
+    return np.sort(np.concatenate(keep))
 
 
 @jax.jit
