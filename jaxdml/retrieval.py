@@ -103,7 +103,7 @@ def _scores(Q, R, qc, rc, n_same, r_valid, *, K, ks, q_block, r_chunk, kind, sam
 
     def chunk_dists(q, qids, start):
         Rc = jax.lax.dynamic_slice_in_dim(R, start, r_chunk)
-        ids = start + jnp.arange(r_chunk, dtype=jnp.int32)
+        ids = (start + jnp.arange(r_chunk, dtype=jnp.int32)).astype(jnp.int32)
         if kind in ("euclidean", "sq_euclidean"):  # same ranking: squared distances
             sc = jax.lax.dynamic_slice_in_dim(sr, start, r_chunk)
             d = jnp.sum(q * q, axis=1)[:, None] + sc[None, :] - 2.0 * q @ Rc.T
@@ -124,7 +124,7 @@ def _scores(Q, R, qc, rc, n_same, r_valid, *, K, ks, q_block, r_chunk, kind, sam
             return (vals, jnp.take_along_axis(jnp.concatenate([best_i, ids], axis=1), pick, axis=1)), None
 
         init = (jnp.full((rows.shape[0], K), big), jnp.zeros((rows.shape[0], K), jnp.int32))
-        (best_d, best_i), _ = jax.lax.scan(merge, init, jnp.arange(n_chunks))
+        (best_d, best_i), _ = jax.lax.scan(merge, init, jnp.arange(n_chunks, dtype=jnp.int32))
         hits = ((rc[best_i] == qc[rows][:, None]) & jnp.isfinite(best_d)).astype(Q.dtype)
         r = n_same[rows].astype(Q.dtype)[:, None]
         within = (pos[None, :] <= r).astype(Q.dtype)
@@ -198,10 +198,10 @@ def retrieval_scores(queries, query_labels, references=None, reference_labels=No
         raise ValueError(f"max_r must be a positive int or None; got {max_r!r}.")
     Q, R, qc, rc, same = _prepare(queries, query_labels, references, reference_labels, L, distance)
     ensure_default_cache()
-    n_q, n_r = Q.shape[0], R.shape[0]
     n_same = np.bincount(rc, minlength=int(max(qc.max(), rc.max())) + 1)[qc] - (1 if same else 0)
     bounded = n_same if max_r is None else np.minimum(n_same, max_r)
-    K = int(min(max(int(bounded.max()), max(ks), 1), n_r - (1 if same else 0) if n_r > 1 else 1))
+    # K neighbours per query: the largest (bounded) R and every k, at most the references a query can see
+    K = min(max(int(bounded.max()), max(ks)), max(R.shape[0] - (1 if same else 0), 1))
     scores = _run(Q, R, qc, rc, bounded, K, ks, distance, same, block_elements)
     used = n_same > 0
     out = dict(precision_at_1=_mean(scores[used, 0]), r_precision=_mean(scores[used, 1]),

@@ -252,7 +252,8 @@ def circle(embeddings, labels=None, *, margin=0.4, gamma=80.0, distance="cosine"
     check_real("margin", margin)
     check_real("gamma", gamma, low=0.0)
     if distance not in SIMILARITIES:
-        raise ValueError(f"circle loss is defined on similarities: distance must be 'cosine' or 'dot'; got {distance!r}.")
+        raise ValueError("circle loss is defined on similarities: distance must be 'cosine' or 'dot'; "
+                         f"got {distance!r}.")
     b = pair_batch(embeddings, labels, pairs=pairs, miner=miner, distance=distance, L=L, mask=mask)
     s = b.V
     fixed = jax.lax.stop_gradient(s)

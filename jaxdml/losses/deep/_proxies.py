@@ -88,7 +88,8 @@ def proxy_anchor(embeddings, labels, proxies, *, alpha=32.0, margin=0.1, distanc
 
     .. math::
 
-        \mathcal{L} = \frac{1}{|P^+|} \sum_{p \in P^+} \log\Big(1 + \sum_{x \in X_p^+} e^{-\alpha (s(x, p) - \delta)}\Big)
+        \mathcal{L} = \frac{1}{|P^+|} \sum_{p \in P^+}
+        \log\Big(1 + \sum_{x \in X_p^+} e^{-\alpha (s(x, p) - \delta)}\Big)
         + \frac{1}{|P|} \sum_{p \in P} \log\Big(1 + \sum_{x \in X_p^-} e^{\alpha (s(x, p) + \delta)}\Big)
 
     with :math:`P` all proxies, :math:`P^+` those whose class is in the batch, :math:`X_p^+` /

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import jax
-import jax.numpy as jnp
 
 from ._base import (apply_map, check_batch, check_distance, check_real, check_reduction, dense, dissimilarity,
                     label_pairs, paired, reduce)
