@@ -224,9 +224,12 @@ def _run(Q, R, qc, rc, bounded, K, ks, distance, same, block_elements):
     """Pad queries to whole blocks and references to whole chunks, then run :func:`_scores`."""
     n_q, n_r = Q.shape[0], R.shape[0]
     dtype = jnp.result_type(float)
-    r_chunk = n_r if n_r <= REFERENCE_CHUNK else REFERENCE_CHUNK
-    n_r_pad = -(-n_r // r_chunk) * r_chunk
-    q_block = linalg.tile_rows(linalg.block_size(n_q, r_chunk + K, block_elements), r_chunk + K)
+    n_chunks = -(-n_r // REFERENCE_CHUNK)
+    r_chunk = -(-n_r // n_chunks)  # equal chunks of at most REFERENCE_CHUNK rows: little padding
+    n_r_pad = n_chunks * r_chunk
+    q_block = linalg.block_size(n_q, r_chunk + K, block_elements)
+    if jax.default_backend() == "cpu":  # blocks that stay in the CPU caches; an accelerator wants large ones
+        q_block = linalg.tile_rows(q_block, r_chunk + K)
     n_q_pad = -(-n_q // q_block) * q_block
     Rp = np.zeros((n_r_pad, R.shape[1]), R.dtype)
     Rp[:n_r] = R

@@ -49,3 +49,9 @@ def test_reproduce_paper_notebook(tmp_path, headless):
     assert "Bayesian sign test on 2 datasets" in out
     assert "KEEL folds from" in out or "KEEL folder not found" in out
     assert "Euclidean" in out
+
+
+def test_deep_metric_learning_notebook(tmp_path, headless):
+    out, seconds = _run("deep_metric_learning.ipynb", tmp_path)
+    assert "MLP, triplet + batch-hard" in out and "MLP, proxy-anchor" in out and "NCA (linear)" in out
+    assert "best MLP loss" in out and "linear L, LMNN + triplet" in out

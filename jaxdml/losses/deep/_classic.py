@@ -7,6 +7,8 @@ other deep losses: with the default distance and ``L`` they equal those losses o
 
 from __future__ import annotations
 
+import numbers
+
 import jax
 import jax.numpy as jnp
 
@@ -117,9 +119,9 @@ def _targets(D, pos, n_neighbors, targets, target_mask):
     """``(targets, weights)`` (B, k): given, or the nearest same-class rows (no gradient)."""
     n = D.shape[0]
     if targets is None:
-        if isinstance(n_neighbors, bool) or not isinstance(n_neighbors, int) or n_neighbors < 1:
+        if isinstance(n_neighbors, bool) or not isinstance(n_neighbors, numbers.Integral) or n_neighbors < 1:
             raise ValueError(f"n_neighbors must be a positive int; got {n_neighbors!r}.")
-        k = min(n_neighbors, max(n - 1, 1))
+        k = min(int(n_neighbors), max(n - 1, 1))
         masked = jnp.where(pos, jax.lax.stop_gradient(D), jnp.inf)
         vals, t = linalg.smallest_k(masked, k)
         return t, (jnp.isfinite(vals) & jnp.any(pos, axis=1, keepdims=True)).astype(D.dtype)

@@ -9,6 +9,8 @@ stay on the measure's own scale, as in the losses.
 
 from __future__ import annotations
 
+import numbers
+
 import jax
 import jax.numpy as jnp
 
@@ -88,6 +90,11 @@ def batch_all(embeddings, labels, *, margin=None, size=None, distance="euclidean
     -------
     Triplets
         Memory O(B^3) booleans while mining.
+
+    References
+    ----------
+    A. Hermans, L. Beyer, B. Leibe. In Defense of the Triplet Loss for Person Re-Identification.
+    arXiv:1703.07737, 2017 ("batch all", and the average over active triplets).
     """
     D, _, pos, neg, _ = _batch(embeddings, labels, distance, L, mask)
     keep = pos[:, :, None] & neg[:, None, :]
@@ -98,8 +105,9 @@ def batch_all(embeddings, labels, *, margin=None, size=None, distance="euclidean
     if size is None:
         a, p, q = grid(n, 3)
         return Triplets(a, p, q, keep.reshape(-1))
-    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+    if isinstance(size, bool) or not isinstance(size, numbers.Integral) or size < 1:
         raise ValueError(f"size must be a positive int (number of triplet slots); got {size!r}.")
+    size = int(size)
     (flat,) = jnp.nonzero(keep.reshape(-1), size=size, fill_value=0)
     count = jnp.sum(keep)
     a, rest = jnp.divmod(flat, n * n)
@@ -128,7 +136,9 @@ def semi_hard(embeddings, labels, *, margin=0.2, distance="euclidean", L=None, m
     -------
     Triplets
         B * B slots, slot ``a * B + p`` for the positive pair ``(a, p)``; the mask is False where the
-        pair is not positive or has no semi-hard negative. Memory O(B^3) booleans while mining.
+        pair is not positive or has no semi-hard negative. Ties in distance go to the lower row index.
+        Each anchor's negatives are sorted once and searched for every positive: O(B^2 log B) time,
+        O(B^2) memory.
 
     References
     ----------
@@ -137,13 +147,17 @@ def semi_hard(embeddings, labels, *, margin=0.2, distance="euclidean", L=None, m
     """
     check_real("margin", margin)
     D, _, pos, neg, _ = _batch(embeddings, labels, distance, L, mask)
-    d_ap = D[:, :, None]
-    d_an = D[:, None, :]
-    cand = pos[:, :, None] & neg[:, None, :] & (d_an > d_ap) & (d_an < d_ap + margin)
     n = D.shape[0]
-    best = jnp.argmin(jnp.where(cand, d_an, jnp.inf), axis=2).astype(jnp.int32)  # (B, B)
+    # each anchor's negatives sorted by distance (stable: equal distances in row order), then for each
+    # positive the first negative strictly farther than it: O(B^2 log B), not a (B, B, B) search
+    order = jnp.argsort(jnp.where(neg, D, jnp.inf), axis=1, stable=True).astype(jnp.int32)
+    sorted_d = jnp.take_along_axis(jnp.where(neg, D, jnp.inf), order, axis=1)
+    first = jax.vmap(lambda row, q: jnp.searchsorted(row, q, side="right"))(sorted_d, D)  # (B, B)
+    first = jnp.minimum(first, n - 1).astype(jnp.int32)
+    d_an = jnp.take_along_axis(sorted_d, first, axis=1)
+    ok = pos & (d_an > D) & (d_an < D + margin)  # finite and inside the margin
     a, p = grid(n, 2)
-    return Triplets(a, p, best.reshape(-1), jnp.any(cand, axis=2).reshape(-1))
+    return Triplets(a, p, jnp.take_along_axis(order, first, axis=1).reshape(-1), ok.reshape(-1))
 
 
 def multi_similarity_pairs(embeddings, labels, *, epsilon=0.1, distance="cosine", L=None, mask=None) -> Pairs:
@@ -193,7 +207,8 @@ def pair_margin(embeddings, labels, *, pos_margin=None, neg_margin=None, distanc
     ``neg_margin``.
 
     With a distance: positive pairs with :math:`d > m^+` and negative pairs with :math:`d < m^-`; with
-    a similarity: positives with :math:`s < m^+` and negatives with :math:`s > m^-`.
+    a similarity: positives with :math:`s < m^+` and negatives with :math:`s > m^-`. These are the pairs
+    with a non-zero term in the contrastive loss of Hadsell et al. (CVPR 2006) with the same margins.
 
     Parameters
     ----------

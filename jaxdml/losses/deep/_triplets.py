@@ -25,9 +25,10 @@ def triplet_margin(embeddings, labels=None, *, margin=0.2, soft=False, distance=
     ``y_n != y_a``; Hermans et al.'s "batch all"), or the given/mined ones (:func:`batch_hard`,
     :func:`semi_hard`, ...). With a similarity the term is :math:`m + s(a, n) - s(a, p)`. Schroff et
     al. use the squared Euclidean distance and :math:`m = 0.2`; Hermans et al. the Euclidean distance
-    and the soft-plus form with :math:`m = 0` (``soft=True, margin=0``). Mined triplets are evaluated
-    from the differences of their rows (exact); every triplet of the batch from the dense (B, B)
-    distances, in O(B^3) memory.
+    and the soft-plus form with :math:`m = 0` (``soft=True, margin=0``). At most B mined triplets (one
+    per anchor, as batch-hard gives) are evaluated from the differences of their rows; more (semi-hard
+    gives B^2 slots) from the entries of the dense (B, B) distances (a gather of scalars, not of rows);
+    every triplet of the batch from the dense distances, in O(B^3) memory.
 
     Parameters
     ----------
@@ -76,7 +77,11 @@ def triplet_margin(embeddings, labels=None, *, margin=0.2, soft=False, distance=
         return reduce(terms, (pos[:, :, None] & neg[:, None, :]).astype(Zm.dtype), reduction)
     t = check_tuples(triplets, (Triplets,), Z.shape[0], "triplets")
     a, p, n = t.anchor, t.positive, t.negative
-    d_ap = dissimilarity(paired(Zm[a], Zm[p], kind), kind)
-    d_an = dissimilarity(paired(Zm[a], Zm[n], kind), kind)
+    if a.shape[0] <= Z.shape[0]:  # few triplets (batch-hard): from the differences of their rows
+        d_ap = dissimilarity(paired(Zm[a], Zm[p], kind), kind)
+        d_an = dissimilarity(paired(Zm[a], Zm[n], kind), kind)
+    else:  # many (semi-hard: B^2 slots): entries of the dense matrix, not B^2 gathered rows
+        D = dissimilarity(dense(Zm, Zm, kind), kind)
+        d_ap, d_an = D[a, p], D[a, n]
     ok = (t.mask > 0) & valid[a] & valid[p] & valid[n]
     return reduce(f(margin + d_ap - d_an), ok.astype(Zm.dtype), reduction)
