@@ -18,6 +18,11 @@ ROWS = list(range(len(Y)))
 DISTANCES = ["euclidean", "sq_euclidean", "cosine", "dot"]
 
 
+def _slow_unless(first, values):
+    """``values`` as parameters, all but ``first`` marked slow."""
+    return [v if v == first else pytest.param(v, marks=pytest.mark.slow) for v in values]
+
+
 def _first(d):
     """Every distance, the loss's default first."""
     return [d] + [x for x in DISTANCES if x != d]
@@ -154,7 +159,8 @@ def test_jit_and_vmap(name, x64):
     np.testing.assert_allclose(np.asarray(batched), [float(mean), float(f(2.0 * Z, y, d))], rtol=1e-10)
 
 
-@pytest.mark.parametrize("name", ["contrastive", "triplet_margin", "multi_similarity", "ntxent", "nca"])
+@pytest.mark.parametrize("name", _slow_unless("contrastive", ["contrastive", "triplet_margin", "multi_similarity",
+                                                               "ntxent", "nca"]))
 def test_learned_map_L(name, x64):
     """distance under L is the distance of the mapped rows; the gradient in L matches differences of
     the reference (the Mahalanobis case)."""
@@ -207,7 +213,7 @@ def test_margin_loss_learns_per_class_beta(x64):
         deep.margin_loss(jnp.asarray(Z), jnp.asarray(Y), beta=jnp.ones(3))
 
 
-@pytest.mark.parametrize("distance", DISTANCES)
+@pytest.mark.parametrize("distance", _slow_unless("sq_euclidean", _first("sq_euclidean")))
 @pytest.mark.parametrize("include_positive", [False, True])
 def test_proxy_nca(distance, include_positive, x64):
     Z, P = _data(), _data(5, n=4)
@@ -224,7 +230,7 @@ def test_proxy_nca(distance, include_positive, x64):
     _grad_check(lambda p: f(jnp.asarray(Z), p), lambda p: ref(Z, p), P)
 
 
-@pytest.mark.parametrize("distance", DISTANCES)
+@pytest.mark.parametrize("distance", _slow_unless("cosine", _first("cosine")))
 def test_proxy_anchor(distance, x64):
     Z, P = _data(), _data(5, n=6)  # proxies 4 and 5 have no row in the batch
     alpha = 4.0 if distance == "dot" else 16.0
@@ -262,6 +268,7 @@ def test_angular_margin_family(name, x64):
     _grad_check(lambda w: f(jnp.asarray(Z), y, w), lambda w: R.angular(Z, Y, w, ROWS, **hyper), W)
 
 
+@pytest.mark.slow
 def test_angular_margin_is_monotone_and_finite_at_the_poles(x64):
     """With the other class orthogonal to the plane of rotation, a row's loss grows as it turns away
     from its class over [0, pi] (psi is the monotone extension, also past pi - m); a row equal or

@@ -15,7 +15,7 @@ N = len(Y)
 MASK = np.ones(N, bool)
 MASK[[4, 10]] = False  # two padded rows
 ROWS = [i for i in range(N) if MASK[i]]
-DISTANCES = ["euclidean", "sq_euclidean", "cosine", "dot"]
+DISTANCES = ["euclidean"] + [pytest.param(d, marks=pytest.mark.slow) for d in ("sq_euclidean", "cosine", "dot")]
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +66,8 @@ def test_semi_hard(Z, distance, x64):
     assert _triplet_set(t) == {(a, p, n) for (a, p), n in want.items()}
 
 
-@pytest.mark.parametrize("distance", DISTANCES)
+@pytest.mark.parametrize("distance", ["cosine"] + [pytest.param(d, marks=pytest.mark.slow)
+                                                  for d in ("euclidean", "sq_euclidean", "dot")])
 def test_multi_similarity_pairs(Z, distance, x64):
     eps = 0.1
     p = deep.multi_similarity_pairs(jnp.asarray(Z), jnp.asarray(Y), epsilon=eps, distance=distance,

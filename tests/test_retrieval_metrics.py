@@ -26,7 +26,8 @@ def _check(got, want):
     np.testing.assert_allclose([got[n] for n in NAMES], want, rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.parametrize("distance", ["euclidean", "sq_euclidean", "cosine", "dot"])
+@pytest.mark.parametrize("distance", ["euclidean"] + [pytest.param(d, marks=pytest.mark.slow)
+                                      for d in ("sq_euclidean", "cosine", "dot")])
 def test_same_set_matches_brute_force(data, distance, x64):
     X, y = data
     got = retrieval.retrieval_scores(X, y, k=KS, distance=distance)
