@@ -15,6 +15,7 @@ data sets on a class-stratified subset (of a size it does not give), so compare 
     python benchmarks/bench_defaults.py --half tuning --methods Euclidean,NCA,sklearn-NCA
     python benchmarks/bench_defaults.py --half confirmation                 # every basic method
     python benchmarks/bench_defaults.py --half tuning --methods NCA --variant "NCA:max_iter=50"
+    python benchmarks/bench_defaults.py --tier full --half tuning --methods NCA,sklearn-NCA  # full size
 
 Methods: the basic experiment's columns (Euclidean, LDA, ITML, DMLMJ, NCA, LMNN, LSI, DML_eig,
 MCML, LDML) and the references ``sklearn-NCA`` (scikit-learn's NCA, defaults), ``ml-LMNN``,
@@ -44,6 +45,12 @@ sys.path.insert(0, HERE)
 from _harness import machine, markdown_table, metric_learn_compat, write_json  # noqa: E402
 
 SPLIT_FILE = os.path.join(HERE, "defaults_split.json")
+#: the full-size tier: data sets with at least this many samples, fitted on whole training folds
+FULL_MIN_SAMPLES = 4000
+#: ... and on a stratified subset of this many rows of the same training fold
+SUBSET_ROWS = 2000
+#: a gain over Euclidean on the subset may shrink on the whole fold, but not fall below this
+LOSS_TOLERANCE = 0.003
 PUBLISHED = "basic-{k}nn-test.csv"
 REFERENCES = ("sklearn-NCA", "ml-LMNN", "ml-ITML", "ml-MMC")
 PER_K = ("LMNN", "DMLMJ", "ml-LMNN")  # methods whose parameters depend on the k of the k-NN
@@ -338,7 +345,14 @@ def main(argv=None):
     p.add_argument("--cache", default=os.path.join(HERE, "results", "defaults-cache"))
     p.add_argument("--out", default=None)
     p.add_argument("--merge", nargs="+", default=None, help="summarise the JSON of earlier runs instead")
+    p.add_argument("--tier", choices=("small", "full"), default="small",
+                   help="small: training folds capped at --max-train (the paper's subsets); full: the data sets "
+                        f"with at least {FULL_MIN_SAMPLES} samples, whole training folds (default folds 1-3), each "
+                        f"method also fitted on a stratified {SUBSET_ROWS}-row subset of the same fold, and the "
+                        "check that a gain over Euclidean on the subset is not a loss on the whole fold")
     args = p.parse_args(argv)
+    if args.tier == "full":
+        return main_full(args, split)
     if args.merge:
         payload = merge(args.merge, args.datasets.split(",") if args.datasets else
                         None if args.half == "all" else split[args.half])
@@ -384,6 +398,100 @@ def main(argv=None):
                    fit_seconds=fit_s, published={k: {d: published[k].get(d) for d in datasets} for k in ks})
     print_tables(payload)
     out = args.out or os.path.join(HERE, "results", f"defaults-{args.half}.json")
+    write_json(out, payload)
+    print(f"\nJSON written to {out}", file=sys.stderr)
+
+
+# --------------------------------------------------------------------------- the full-size tier
+def full_tier_datasets(half: str, split: dict, data_dir) -> list:
+    from jaxdml.datasets import load_folds
+
+    names = split["tuning"] + split["confirmation"] if half == "all" else split[half]
+    out = []
+    for name in names:
+        try:
+            n = load_folds(name, data_dir, n_folds=10).n_samples
+        except FileNotFoundError:
+            n = load_folds(name, data_dir, n_folds=5).n_samples
+        if n >= FULL_MIN_SAMPLES:
+            out.append(name)
+    return out
+
+
+def gain_check(per_size: dict, ks) -> list:
+    """Per method and data set: 3-NN (first k) accuracy on the subset and on the whole fold, each
+    minus Euclidean's, and whether a gain on the subset became a loss on the whole fold."""
+    k = str(ks[0])
+    rows = []
+    for name in per_size["full"]:
+        if name.split("{")[0] == "Euclidean":
+            continue
+        for d, acc_full in per_size["full"][name].items():
+            acc_sub = per_size["subset"].get(name, {}).get(d, {}).get(k)
+            e_full = per_size["full"].get("Euclidean", {}).get(d, {}).get(k)
+            e_sub = per_size["subset"].get("Euclidean", {}).get(d, {}).get(k)
+            row = dict(method=name, dataset=d, subset=acc_sub, full=acc_full.get(k), eucl_subset=e_sub,
+                       eucl_full=e_full)
+            if None not in (acc_sub, acc_full.get(k), e_sub, e_full):
+                row.update(gain_subset=acc_sub - e_sub, gain_full=acc_full[k] - e_full)
+                row["turned_to_loss"] = bool(row["gain_subset"] > 0 and row["gain_full"] < -LOSS_TOLERANCE)
+            rows.append(row)
+    return rows
+
+
+def main_full(args, split):
+    """``--tier full``: every method on whole training folds of the large data sets and on a
+    stratified subset of each fold; the per-size summaries and the gain check."""
+    from jaxdml.experiments import ResultCache
+    from jaxdml.experiments._cache import code_hash
+
+    ks = [int(k) for k in args.k.split(",")]
+    datasets = args.datasets.split(",") if args.datasets else full_tier_datasets(args.half, split, args.data)
+    units = [(m.strip(), {}) for m in args.methods.split(",") if m.strip()] + [parse_variant(v) for v in args.variant]
+    if ("Euclidean", {}) not in units:
+        units.insert(0, ("Euclidean", {}))
+    cache, code = ResultCache(args.cache), code_hash()
+    per_size, fit_s = {}, {}
+    t_start = time.perf_counter()
+    for size, cap in (("subset", SUBSET_ROWS), ("full", 0)):
+        per_size[size], fit_s[size] = {}, {}
+        for name in datasets:
+            ds, _ = load_data(name, args.data, 10, FULL_MIN_SAMPLES - 1, cap)
+            fold_ids = [int(f) for f in (args.folds or "1,2,3").split(",") if int(f) <= len(ds.folds)]
+            for label, params in units:
+                recs = run_unit(label, params, ds, fold_ids, ks, args, cache, code)
+                key = variant_label(label, params)
+                ok = all(r["status"] == "ok" for r in recs.values())
+                per_size[size].setdefault(key, {})[name] = {
+                    str(k): float(np.mean([r["test_accuracy"][str(k)] for r in recs.values()])) if ok else None
+                    for k in ks}
+                fit_s[size].setdefault(key, {})[name] = float(sum(r.get("fit_time") or 0.0 for r in recs.values()))
+                acc = per_size[size][key][name][str(ks[0])]
+                print(f"{size:6s} {name:12s} {key:40s} {ks[0]}-NN {acc if acc is not None else float('nan'):.4f} "
+                      f"fit {fit_s[size][key][name]:8.2f}s", file=sys.stderr, flush=True)
+    checks = gain_check(per_size, ks)
+    summary = []
+    for key in per_size["full"]:
+        row = dict(method=key)
+        for size in ("subset", "full"):
+            vals = [v[str(ks[0])] for v in per_size[size][key].values()]
+            row[size] = float(np.mean(vals)) if vals and None not in vals else None
+            row[f"{size}_fit_s"] = float(sum(fit_s[size][key].values()))
+        mine = [c for c in checks if c["method"] == key]
+        row["turned_to_loss"] = ", ".join(c["dataset"] for c in mine if c.get("turned_to_loss")) or ("-" if mine else "")
+        summary.append(row)
+    payload = dict(machine=machine(), versions=reference_versions(), tier="full", datasets=datasets, ks=ks,
+                   folds=args.folds or "1,2,3", subset_rows=SUBSET_ROWS, wall=time.perf_counter() - t_start,
+                   per_size=per_size, fit_seconds=fit_s, summary=summary, gain_check=checks)
+    print(json.dumps(payload, default=float))
+    print(markdown_table(summary, [("method", "method", ""), ("subset", f"{ks[0]}-NN, {SUBSET_ROWS} rows", ".4f"),
+                                   ("full", f"{ks[0]}-NN, whole folds", ".4f"), ("subset_fit_s", "fit s (subset)", ".1f"),
+                                   ("full_fit_s", "fit s (whole)", ".1f"), ("turned_to_loss", "gain turned to loss", "")]))
+    print()
+    print(markdown_table(checks, [("method", "method", ""), ("dataset", "data set", ""),
+                                  ("gain_subset", f"gain, {SUBSET_ROWS} rows", "+.4f"),
+                                  ("gain_full", "gain, whole fold", "+.4f"), ("turned_to_loss", "turned to loss", "")]))
+    out = args.out or os.path.join(HERE, "results", f"defaults-full-{args.half}.json")
     write_json(out, payload)
     print(f"\nJSON written to {out}", file=sys.stderr)
 

@@ -23,8 +23,8 @@ from .tuning import TuneResult, metadata_cross_validate, tune, tune_knn
 
 from ._version import __version__
 
-#: the application layer and optional helpers, imported on first attribute access
-_LAZY = ("experiments", "plotting", "cli", "compilation")
+#: the application layer and optional helpers (``pydml``: pyDML's names), imported on first attribute access
+_LAZY = ("experiments", "plotting", "cli", "compilation", "pydml")
 
 
 def __getattr__(name):

@@ -51,6 +51,15 @@ def test_reproduce_paper_notebook(tmp_path, headless):
     assert "Euclidean" in out
 
 
+@pytest.mark.slow
+def test_coming_from_pydml_notebook(tmp_path, headless):
+    # pyDML's documented examples and the tutorial's figures through jaxdml.pydml only
+    pytest.importorskip("pandas")  # pyDML's tune returns DataFrames
+    out, seconds = _run("coming_from_pydml.ipynb", tmp_path)
+    assert "'final_expectance'" in out and "M = L^T L: True" in out and "kNN.score_orig()" in out
+    assert "'EUCLIDEAN'" in out and "SPLIT 10" in out and "rendered 15 figures with the Agg renderer" in out
+
+
 def test_deep_metric_learning_notebook(tmp_path, headless):
     out, seconds = _run("deep_metric_learning.ipynb", tmp_path)
     assert "MLP, triplet + batch-hard" in out and "MLP, proxy-anchor" in out and "NCA (linear)" in out

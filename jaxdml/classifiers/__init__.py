@@ -8,9 +8,11 @@ from ._ncmc import *  # noqa: F401,F403
 from . import _ordinal  # ordinal metric learning
 from ._ordinal import *  # noqa: F401,F403
 from ._imls import IMLS  # pyDML's algorithms
+from ._prototypes import CondensedNearestNeighbors, ReducedNearestNeighbors  # prototype selection (pyDML's CNN, RNN)
 
 __all__ = [*_knn.__all__, *_ncmc.__all__, *_energy.__all__,
            # tools: multi-metric k-NN
            "MultiDML_kNN",
            *_ordinal.__all__,  # ordinal metric learning
-           "IMLS"]  # pyDML's algorithms
+           "IMLS",  # pyDML's algorithms
+           "CondensedNearestNeighbors", "ReducedNearestNeighbors"]  # prototype selection (pyDML's CNN, RNN)

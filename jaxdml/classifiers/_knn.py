@@ -85,6 +85,8 @@ class KNN(_MetricMixin, ClassifierMixin, BaseEstimator):
     ``KNeighborsClassifier`` on the embedding. ``predict``/``predict_proba`` embed the queries
     with the same map and ask the fitted k-NN. It is equivalent to
     ``Pipeline([("dml", learner), ("knn", KNeighborsClassifier(n_neighbors))])``, in one object.
+    ``predict_loo``/``predict_proba_loo``/``score_loo`` classify the stored training samples by
+    leave-one-out (each by its ``n_neighbors`` nearest *other* training samples).
 
     Parameters
     ----------
@@ -130,8 +132,10 @@ class KNN(_MetricMixin, ClassifierMixin, BaseEstimator):
         """Learn the metric, then store the embedded training data for k-NN."""
         X, y = self._validate_fit(X, y)
         self._fit_metric(X, y)
-        self.knn_ = KNeighborsClassifier(self.n_neighbors, weights=self.weights).fit(self._embed(X), y)
+        Z = self._embed(X)
+        self.knn_ = KNeighborsClassifier(self.n_neighbors, weights=self.weights).fit(Z, y)
         self.classes_ = self.knn_.classes_
+        self._train = (Z, np.searchsorted(self.classes_, y))
         return self
 
     def embed(self, X):
@@ -147,3 +151,31 @@ class KNN(_MetricMixin, ClassifierMixin, BaseEstimator):
         """Fraction (or distance weight) of each class among the nearest training samples."""
         Z = self.embed(X)
         return self.knn_.predict_proba(Z)
+
+    # ------------------------------------------------------------------ leave-one-out on the training set
+    def predict_proba_loo(self):
+        """Leave-one-out class probabilities of the training samples: each one is classified by its
+        ``n_neighbors`` nearest *other* training samples (under the learned metric, which was fitted on
+        all of them).
+
+        Returns
+        -------
+        ndarray of shape (n_train, n_classes)
+        """
+        from ._multidml import knn_batched
+
+        check_is_fitted(self, "classes_")
+        Z, codes = self._train
+        if self.n_neighbors >= Z.shape[0]:
+            raise ValueError(f"leave-one-out needs n_neighbors={self.n_neighbors} < n_samples={Z.shape[0]}.")
+        return knn_batched(Z[None], Z[None], codes, len(self.classes_), self.n_neighbors, weights=self.weights,
+                           exclude_self=True)[0]
+
+    def predict_loo(self):
+        """Leave-one-out predictions of the training samples (see :meth:`predict_proba_loo`)."""
+        return self.classes_[np.argmax(self.predict_proba_loo(), axis=1)]
+
+    def score_loo(self):
+        """Leave-one-out accuracy on the training set (see :meth:`predict_proba_loo`)."""
+        _, codes = self._train
+        return float(np.mean(self.predict_loo() == self.classes_[codes]))

@@ -35,8 +35,9 @@ class NCMCClassifier(_MetricMixin, ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    centroids_num : int, default=2
-        Centroids per class; larger than the smallest class raises a ValueError.
+    centroids_num : int or list of int, default=2
+        Centroids per class; a list gives each class its own count (in the order of the sorted
+        labels, ``classes_``). A count larger than its class raises a ValueError.
     metric_learner : None, str or estimator, default=None
         See :class:`jaxdml.KNN`.
     learner_params : dict, default=None
@@ -67,7 +68,7 @@ class NCMCClassifier(_MetricMixin, ClassifierMixin, BaseEstimator):
     """
 
     _parameter_constraints = {
-        "centroids_num": [Interval(numbers.Integral, 1, None)],
+        "centroids_num": [Interval(numbers.Integral, 1, None), list, tuple],
         "n_init": [Interval(numbers.Integral, 1, None)],
         "random_state": ["random_state"],
         **_LEARNER_CONSTRAINTS,
@@ -82,22 +83,39 @@ class NCMCClassifier(_MetricMixin, ClassifierMixin, BaseEstimator):
         self.random_state = random_state
 
     def _learner_defaults(self, name):
-        if name == "ncmc":  # train with the classifier's centroids, so that they can be reused
+        if name == "ncmc" and isinstance(self.centroids_num, numbers.Integral):
+            # train with the classifier's centroids, so that they can be reused
             return dict(centroids_num=self.centroids_num, random_state=self.random_state)
         return {}
+
+    def _counts(self, y) -> list:
+        """Centroids per class, in the order of the sorted labels (checked against the class sizes)."""
+        from .._validation import check_centroids_num
+
+        owner = type(self).__name__
+        classes, sizes = np.unique(y, return_counts=True)
+        if isinstance(self.centroids_num, numbers.Integral):
+            return [check_centroids_num(y, self.centroids_num, owner=owner)] * len(classes)
+        counts = list(self.centroids_num)
+        if len(counts) != len(classes):
+            raise ValueError(f"{owner}: centroids_num has {len(counts)} entries for {len(classes)} classes "
+                             f"{classes.tolist()[:10]}; give one count per class (or an int).")
+        for c, k, size in zip(classes.tolist(), counts, sizes):
+            if isinstance(k, bool) or not isinstance(k, numbers.Integral) or not 1 <= k <= size:
+                raise ValueError(f"{owner}: centroids_num for class {c!r} must be an int between 1 and its "
+                                 f"{size} samples; got {k!r}.")
+        return [int(k) for k in counts]
 
     def fit(self, X, y):
         """Learn the metric (if any), then k-means centroids per class in its embedding."""
         from sklearn.cluster import KMeans
 
-        from .._validation import check_centroids_num
-
         X, y = self._validate_fit(X, y)
-        k = check_centroids_num(y, self.centroids_num, owner=type(self).__name__)
+        counts = self._counts(y)
         self._fit_metric(X, y)
         Z = self._embed(X)
         self.classes_, codes = np.unique(y, return_inverse=True)
-        learned = self._learned_centroids(k)
+        learned = self._learned_centroids(counts[0]) if len(set(counts)) == 1 else None
         if learned is not None:  # the centroids the metric was trained with, embedded
             C, lab = learned
             self.centroids_ = self._embed(C)
@@ -105,7 +123,7 @@ class NCMCClassifier(_MetricMixin, ClassifierMixin, BaseEstimator):
             return self
         rng = check_random_state(self.random_state)
         cents, labels = [], []
-        for c in range(len(self.classes_)):
+        for c, k in enumerate(counts):
             Zc = Z[codes == c]
             if k == 1:
                 centres = Zc.mean(axis=0, keepdims=True)  # as NearestCentroid computes the means

@@ -10,6 +10,7 @@ from ..methods import RCA_Supervised
 from ..methods import CMOML, KCMOML, KODML, LODML  # ordinal metric learning
 from ..methods import GMML, KLLDA, LLDA  # pyDML's algorithms
 from ..methods import LSML, SCML, SDML  # metric-learn's weakly supervised algorithms
+from ..methods import Metric, Transformer  # fixed distances (pyDML's Metric, Transformer)
 
 __all__ = [
     "BaseMetricLearner", "GradientMetricLearner", "KernelMetricLearner", "MetricLearner",
@@ -23,4 +24,5 @@ __all__ = [
     "LODML", "KODML", "CMOML", "KCMOML",  # ordinal metric learning
     "GMML", "LLDA", "KLLDA",  # pyDML's algorithms
     "SDML", "LSML", "SCML",  # metric-learn's weakly supervised algorithms
+    "Metric", "Transformer",  # fixed distances (pyDML's Metric, Transformer)
 ]

@@ -48,6 +48,7 @@ from ._supervised import (ITML_Supervised, LSML_Supervised, MMC_Supervised, RCA_
 from ._tuple_classifiers import _PairsClassifierMixin, _QuadrupletsClassifierMixin, _TripletsClassifierMixin
 from ._gmml import GMML  # pyDML's algorithms
 from ._llda import KLLDA, LLDA  # pyDML's algorithms
+from ._fixed import Metric, Transformer  # fixed distances (pyDML's Metric, Transformer)
 
 __all__ = [
     "Method", "methods", "register_method", "get_method", "available_methods", "gradient_method", "run",
@@ -62,6 +63,7 @@ __all__ = [
     "LODML", "KODML", "CMOML", "KCMOML",  # ordinal metric learning
     "GMML", "LLDA", "KLLDA",  # pyDML's algorithms
     "SDML", "LSML", "SCML",  # metric-learn's weakly supervised algorithms
+    "Metric", "Transformer",  # fixed distances (pyDML's Metric, Transformer)
 ]
 
 

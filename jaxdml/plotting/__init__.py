@@ -5,7 +5,9 @@
   Euclidean distance and under a learned metric side by side, plus the transformed data;
 * :func:`plot_projection` -- a 2-D embedding (e.g. digits by a learned 2-row ``L``);
 * :func:`plot_dim_curves` -- accuracy against dimension for the ``dim`` experiment;
-* :func:`plot_sign_test` -- the posterior of a Bayesian sign test on the simplex.
+* :func:`plot_sign_test` -- the posterior of a Bayesian sign test on the simplex;
+* pyDML's region plots: :func:`classifier_plot`, :func:`dml_plot`, :func:`knn_plot`,
+  :func:`dml_multiplot`, the pair plots and :func:`classifier_plot_3d` (``_pydml.py``, ``_pydml3d.py``).
 
 Every function returns the matplotlib ``Figure``; with ``path`` it also saves it (PNG, PDF, ...
 by extension) and closes it. ``metric`` arguments accept a fitted jaxdml estimator or
@@ -22,6 +24,7 @@ import numpy as np
 from ._common import _as_transform, _check_2d, _draw_regions, _finish, _pyplot, _region_grid
 from ._pydml import (classifier_pairplots, classifier_plot, dml_multiplot, dml_pairplots, dml_plot, knn_pairplots,
                      knn_plot)
+from ._pydml3d import classifier_plot_3d
 
 __all__ = [
     "plot_decision_regions",
@@ -37,6 +40,7 @@ __all__ = [
     "classifier_pairplots",
     "dml_pairplots",
     "knn_pairplots",
+    "classifier_plot_3d",
 ]
 
 

@@ -82,16 +82,25 @@ def metric_name(metric) -> str:
     raise ValueError(f"a metric is an int k (k-NN accuracy) or a diagnostic name; got {metric!r}.")
 
 
+def _numeric(v) -> bool:
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+
+
 def metadata(estimator) -> dict:
     """A fitted learner's diagnostics: ``loss``, ``n_iter``, ``converged`` and the numeric entries of
-    ``result_.info`` (jaxdml learners), or ``n_iter_`` (scikit-learn transformers)."""
+    ``result_.info`` (jaxdml learners), or ``n_iter_`` (scikit-learn transformers); plus the numeric
+    entries of the learner's own ``metadata()`` dict when it has that method (pyDML's protocol, as
+    the learners of :mod:`jaxdml.pydml` do)."""
     out = {}
+    own = getattr(estimator, "metadata", None)
+    if callable(own):
+        out.update({k: float(v) for k, v in dict(own()).items() if _numeric(v)})
     res = getattr(estimator, "result_", None)
     if res is not None:
         out.update(loss=np.nan if res.loss is None else float(res.loss), n_iter=int(res.n_iter),
                    converged=float(bool(res.converged)))
         for k, v in (res.info or {}).items():
-            if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) and k not in out:
+            if _numeric(v) and k not in out:
                 out[k] = float(v)
     elif hasattr(estimator, "n_iter_"):
         out["n_iter"] = int(np.max(estimator.n_iter_))
