@@ -10,6 +10,7 @@ import importlib as _importlib
 
 from . import (classifiers, config, datasets, eigen, estimators, kernels, linalg, losses, methods, neighbors,
                projections)
+from . import retrieval  # retrieval metrics of an embedding (precision@1, MAP@R, Recall@K, NMI/AMI)
 from ._fit import fit
 from .classifiers import *  # noqa: F401,F403
 from .estimators import *  # noqa: F401,F403
@@ -61,6 +62,7 @@ __all__ = [
     "experiments",
     "plotting",
     "neighbors",
+    "retrieval",
     "config",
     *[n for n in estimators.__all__ if not n.endswith("Learner")],
     *classifiers.__all__,

@@ -58,3 +58,9 @@ def test_coming_from_pydml_notebook(tmp_path, headless):
     out, seconds = _run("coming_from_pydml.ipynb", tmp_path)
     assert "'final_expectance'" in out and "M = L^T L: True" in out and "kNN.score_orig()" in out
     assert "'EUCLIDEAN'" in out and "SPLIT 10" in out and "rendered 15 figures with the Agg renderer" in out
+
+
+def test_deep_metric_learning_notebook(tmp_path, headless):
+    out, seconds = _run("deep_metric_learning.ipynb", tmp_path)
+    assert "MLP, triplet + batch-hard" in out and "MLP, proxy-anchor" in out and "NCA (linear)" in out
+    assert "best MLP loss" in out and "linear L, LMNN + triplet" in out

@@ -37,3 +37,7 @@ def __getattr__(name):
     if name == "REGISTRY":  # {name: LossSpec} of every gradient method (a snapshot)
         return _importlib.import_module("jaxdml.losses._registry").specs()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+from . import deep  # noqa: E402  (deep metric learning: losses, miners on a batch of embeddings)
+
+__all__ += ["deep"]

@@ -1,0 +1,276 @@
+"""Deep metric learning with jaxdml.losses.deep: step speed against hand-written jax.numpy, and retrieval
+quality of small MLP embeddings against Euclidean and the linear metric learners.
+
+Part ``speed``: one training step (value, gradient, Adam update; jitted, warm) of the triplet loss on
+batch-hard triplets for a 256 x 128 batch of embeddings, written with ``deep.batch_hard`` +
+``deep.triplet_margin`` and written by hand in ``jax.numpy`` (the same mathematics: hardest positive
+and negative from the masked distance matrix). Two steps: the loss's gradient in the embeddings
+themselves, and a step of a linear embedding ``X W`` (W 128 x 128) with Adam. Medians of interleaved
+repeats, both measured in the same process; the ratio is the number to read.
+
+Part ``train``: the digits (1797 rows, 64 features; 1200 train / 597 test) and a synthetic set of
+20 000 rows (``make_classification``: 32 features, 10 informative, 20 classes of two clusters each;
+15 000 train / 5 000 test). An MLP (in -> 128 -> 128 -> 32, ReLU, unit-normalised output; plain JAX,
+optax Adam, P x K batches of 16 classes x 16 rows) is trained with three losses: triplet margin on
+batch-hard and on semi-hard triplets, multi-similarity on the multi-similarity miner's pairs,
+Proxy-Anchor (trainable proxies). Retrieval on the test rows (each test row queries the other test rows): Recall@1 (=
+precision@1), R-precision and MAP@R (``jaxdml.retrieval``), against the Euclidean distance and the
+linear learners LDA, NCA and LMNN (``jaxdml.fit``, 32 components or fewer; on the synthetic set they
+are fitted on ``--linear-rows`` training rows).
+
+    python benchmarks/bench_deep.py --part speed
+    python benchmarks/bench_deep.py --part train [--datasets digits,synthetic] [--steps 2000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _harness import machine, markdown_table, write_json  # noqa: E402
+
+RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "bench_deep.json")
+
+
+# ------------------------------------------------------------------------------------------ speed
+
+def _hand_batch_hard_triplet(Z, y, margin):
+    """Batch-hard triplet loss written directly in jax.numpy."""
+    import jax.numpy as jnp
+
+    sq = jnp.sum(Z * Z, axis=1)
+    d2 = jnp.maximum(sq[:, None] + sq[None, :] - 2.0 * Z @ Z.T, 0.0)
+    D = jnp.where(d2 > 0, jnp.sqrt(jnp.where(d2 > 0, d2, 1.0)), 0.0)
+    same = y[:, None] == y[None, :]
+    pos = same & ~jnp.eye(y.shape[0], dtype=bool)
+    hardest_pos = jnp.max(jnp.where(pos, D, -jnp.inf), axis=1)
+    hardest_neg = jnp.min(jnp.where(~same, D, jnp.inf), axis=1)
+    ok = jnp.any(pos, axis=1) & jnp.any(~same, axis=1)
+    hinge = jnp.where(ok, jnp.maximum(margin + hardest_pos - hardest_neg, 0.0), 0.0)
+    return jnp.sum(hinge) / jnp.maximum(jnp.sum(ok), 1)
+
+
+def _library_batch_hard_triplet(Z, y, margin):
+    from jaxdml.losses import deep
+
+    return deep.triplet_margin(Z, y, triplets=deep.batch_hard(Z, y), margin=margin)
+
+
+def _median_s(fn, args, repeats):
+    import jax
+
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        jax.block_until_ready(fn(*args))
+        times.append(time.perf_counter() - t0)
+    return sorted(times)[len(times) // 2]
+
+
+def run_speed(repeats: int = 300, rounds: int = 5) -> list[dict]:
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+    import optax
+
+    rng = np.random.default_rng(0)
+    B, d = 256, 128
+    X = jnp.asarray(rng.normal(size=(B, d)), jnp.float32)
+    y = jnp.asarray(np.repeat(np.arange(32), B // 32))
+    W0 = jnp.asarray(rng.normal(size=(d, d)) / np.sqrt(d), jnp.float32)
+    opt = optax.adam(1e-3)
+    jax.block_until_ready(jax.jit(lambda A: A @ A.T)(X))  # start the backend before any timed compilation
+    rows = []
+    for kind in ("embedding gradient", "linear model + Adam step"):
+        steps, compile_s, values = {}, {}, {}
+        for name, loss in (("jaxdml.losses.deep", _library_batch_hard_triplet), ("hand-written jnp", _hand_batch_hard_triplet)):
+            if kind == "embedding gradient":
+                fn = jax.jit(jax.value_and_grad(lambda Z, loss=loss: loss(Z, y, 0.2)))
+                args = (X,)
+            else:
+                def step(W, state, loss=loss):
+                    value, g = jax.value_and_grad(lambda W: loss(X @ W, y, 0.2))(W)
+                    updates, state = opt.update(g, state, W)
+                    return optax.apply_updates(W, updates), state, value
+
+                fn = jax.jit(step)
+                args = (W0, opt.init(W0))
+            t0 = time.perf_counter()
+            out = jax.block_until_ready(fn(*args))
+            compile_s[name] = time.perf_counter() - t0
+            values[name] = float(out[0] if kind == "embedding gradient" else out[2])
+            steps[name] = (fn, args)
+        med = {name: [] for name in steps}
+        for _ in range(rounds):  # interleaved, so that both see the same machine load
+            for name, (fn, args) in steps.items():
+                med[name].append(_median_s(fn, args, repeats))
+        lib, hand = (float(np.median(med[n])) for n in ("jaxdml.losses.deep", "hand-written jnp"))
+        rows.append(dict(step=kind, library_ms=1e3 * lib, hand_ms=1e3 * hand, ratio=lib / hand,
+                         library_compile_s=compile_s["jaxdml.losses.deep"], hand_compile_s=compile_s["hand-written jnp"],
+                         same_value=bool(np.isclose(values["jaxdml.losses.deep"], values["hand-written jnp"],
+                                                    rtol=1e-4))))
+        print(json.dumps(rows[-1]), flush=True)
+    return rows
+
+
+# ------------------------------------------------------------------------------------------ training
+
+def load(name: str, seed: int = 0):
+    import numpy as np
+    from sklearn.datasets import load_digits, make_classification
+    from sklearn.model_selection import train_test_split
+    from sklearn.preprocessing import StandardScaler
+
+    if name == "digits":
+        X, y = load_digits(return_X_y=True)
+        train = 1200
+    else:
+        X, y = make_classification(n_samples=20000, n_features=32, n_informative=10, n_redundant=0, n_classes=20,
+                                   n_clusters_per_class=2, class_sep=2.0, random_state=seed)
+        train = 15000
+    Xtr, Xte, ytr, yte = train_test_split(X, y, train_size=train, stratify=y, random_state=seed)
+    sc = StandardScaler().fit(Xtr)
+    return sc.transform(Xtr).astype(np.float32), sc.transform(Xte).astype(np.float32), ytr, yte
+
+
+def init_mlp(key, sizes):
+    import jax
+    import numpy as np
+
+    params = []
+    for k, (m, n) in zip(jax.random.split(key, len(sizes) - 1), zip(sizes[:-1], sizes[1:])):
+        params.append(dict(W=jax.random.normal(k, (m, n)) * np.sqrt(2.0 / m), b=jax.numpy.zeros(n)))
+    return params
+
+
+def mlp(params, X):
+    import jax
+    import jax.numpy as jnp
+
+    for layer in params[:-1]:
+        X = jax.nn.relu(X @ layer["W"] + layer["b"])
+    Z = X @ params[-1]["W"] + params[-1]["b"]
+    return Z / jnp.linalg.norm(Z, axis=1, keepdims=True)
+
+
+def pk_batches(y, P, K, seed):
+    """Endless P x K batches: P classes, K rows of each (with replacement when a class is small)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    classes = np.unique(y)
+    members = {c: np.flatnonzero(y == c) for c in classes}
+    while True:
+        chosen = rng.choice(classes, size=min(P, len(classes)), replace=False)
+        yield np.concatenate([rng.choice(members[c], size=K, replace=len(members[c]) < K) for c in chosen])
+
+
+LOSSES = ("triplet + batch-hard", "triplet + semi-hard", "multi-similarity + MS miner", "proxy-anchor")
+
+
+def loss_fn(name):
+    from jaxdml.losses import deep
+
+    if name == "triplet + batch-hard":
+        return lambda p, Z, y: deep.triplet_margin(Z, y, miner=deep.batch_hard, margin=0.2)
+    if name == "triplet + semi-hard":
+        return lambda p, Z, y: deep.triplet_margin(Z, y, miner=deep.semi_hard, margin=0.2)
+    if name == "multi-similarity + MS miner":
+        return lambda p, Z, y: deep.multi_similarity(Z, y, miner=deep.multi_similarity_pairs)
+    return lambda p, Z, y: deep.proxy_anchor(Z, y, p["proxies"])
+
+
+def train_mlp(Xtr, ytr, name, *, steps, seed=0, dim=32, lr=1e-3):
+    """Train the MLP with one loss; returns its parameters and the training seconds (compilation included)."""
+    import jax
+    import jax.numpy as jnp
+    import optax
+
+    key = jax.random.key(seed)
+    params = dict(net=init_mlp(key, [Xtr.shape[1], 128, 128, dim]),
+                  proxies=jax.random.normal(jax.random.fold_in(key, 1), (int(ytr.max()) + 1, dim)))
+    opt = optax.adam(lr)
+    state = opt.init(params)
+    loss = loss_fn(name)
+
+    @jax.jit
+    def step(params, state, X, y):
+        value, g = jax.value_and_grad(lambda p: loss(p, mlp(p["net"], X), y))(params)
+        updates, state = opt.update(g, state, params)
+        return optax.apply_updates(params, updates), state, value
+
+    Xd, yd = jnp.asarray(Xtr), jnp.asarray(ytr)
+    batches = pk_batches(ytr, 16, 16, seed)
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        idx = jnp.asarray(next(batches))
+        params, state, value = step(params, state, Xd[idx], yd[idx])
+    jax.block_until_ready(params)
+    return params, time.perf_counter() - t0
+
+
+def scores(Zte, yte):
+    from jaxdml.retrieval import retrieval_scores
+
+    s = retrieval_scores(Zte, yte, k=(1,))
+    return dict(recall_at_1=s["recall_at_1"], r_precision=s["r_precision"], map_at_r=s["map_at_r"])
+
+
+def run_train(dataset: str, steps: int, linear_rows: int, seed: int = 0) -> list[dict]:
+    import numpy as np
+
+    import jaxdml
+
+    Xtr, Xte, ytr, yte = load(dataset, seed)
+    rows = [dict(dataset=dataset, method="Euclidean", fit_s=0.0, **scores(Xte, yte))]
+    print(json.dumps(rows[-1]), flush=True)
+    sub = np.random.default_rng(seed).permutation(len(ytr))[:linear_rows]
+    dim = min(32, Xtr.shape[1])
+    for method, kw in (("LDA", {}), ("NCA", dict(n_components=dim)), ("LMNN", dict(n_components=dim))):
+        t0 = time.perf_counter()
+        fitted = jaxdml.fit(Xtr[sub], ytr[sub], loss=method.lower(), random_state=seed, **kw)
+        rows.append(dict(dataset=dataset, method=f"{method} (linear)", fit_s=time.perf_counter() - t0,
+                         train_rows=len(sub), **scores(fitted.transform(Xte), yte)))
+        print(json.dumps(rows[-1]), flush=True)
+    for name in LOSSES:
+        params, seconds = train_mlp(Xtr, ytr, name, steps=steps, seed=seed)
+        Zte = np.asarray(mlp(params["net"], Xte))
+        rows.append(dict(dataset=dataset, method=f"MLP, {name}", fit_s=seconds, train_rows=len(ytr), **scores(Zte, yte)))
+        print(json.dumps(rows[-1]), flush=True)
+    return rows
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--part", choices=("speed", "train", "all"), default="all")
+    ap.add_argument("--datasets", default="digits,synthetic")
+    ap.add_argument("--steps", type=int, default=2000, help="MLP training steps (P x K batches of 256 rows)")
+    ap.add_argument("--linear-rows", type=int, default=15000, help="training rows given to LDA/NCA/LMNN")
+    ap.add_argument("--repeats", type=int, default=300)
+    ap.add_argument("--out", default=RESULTS)
+    args = ap.parse_args(argv)
+    payload = dict(machine=machine())
+    if args.part in ("speed", "all"):
+        speed = run_speed(args.repeats)
+        payload["speed"] = speed
+        print(markdown_table(speed, [("step", "step (256 x 128, triplet + batch-hard)", ""),
+                                     ("library_ms", "jaxdml (ms)", ".3f"), ("hand_ms", "hand-written jnp (ms)", ".3f"),
+                                     ("ratio", "ratio", ".2f"), ("library_compile_s", "jaxdml compile (s)", ".2f"),
+                                     ("hand_compile_s", "hand compile (s)", ".2f"), ("same_value", "same value", "")]))
+    if args.part in ("train", "all"):
+        train = []
+        for dataset in args.datasets.split(","):
+            train += run_train(dataset, args.steps, args.linear_rows)
+        payload["train"] = train
+        print(markdown_table(train, [("dataset", "data", ""), ("method", "method", ""),
+                                     ("recall_at_1", "Recall@1", ".3f"), ("r_precision", "R-precision", ".3f"),
+                                     ("map_at_r", "MAP@R", ".3f"), ("fit_s", "fit (s)", ".1f")]))
+    write_json(args.out, payload)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,58 @@
+"""Deep metric learning: losses, miners and index tuples on a batch of embeddings.
+
+Every function here is pure and works on a batch ``(embeddings, labels)``: ``embeddings`` (B, d)
+from any model (plain JAX, flax, equinox, haiku: only the array matters), ``labels`` (B,) integer
+classes. Losses return a scalar (``reduction="mean"``, the paper's normalisation; ``"sum"``;
+``"none"`` for the per-pair / per-triplet / per-anchor terms), and are ``jax.jit``-, ``jax.grad``- and
+``jax.vmap``-able. They compose by weight with each other and with the Mahalanobis losses of
+:mod:`jaxdml.losses` (a sum of functions is a loss).
+
+Common keyword arguments:
+
+``distance``
+    ``"euclidean"`` :math:`\\|a-b\\|`, ``"sq_euclidean"`` :math:`\\|a-b\\|^2`, ``"cosine"``
+    :math:`\\hat a^\\top \\hat b` or ``"dot"`` :math:`a^\\top b` (the last two are similarities:
+    larger is closer). Each loss has the default of its paper.
+``L``
+    A (k, d) learned linear map applied to the rows first (``euclidean`` is then the Mahalanobis
+    distance under :math:`M = L^\\top L`); gradients reach it.
+``mask``
+    (B,) bool, False for padded rows: a padded row is never an anchor, a positive or a negative, so a
+    batch padded to a fixed size gives the value of its real rows.
+``pairs`` / ``triplets`` / ``miner``
+    The tuples a loss uses: all of the batch by default, or a miner's output (:class:`Pairs`,
+    :class:`Triplets`), or a miner called on the batch.
+
+Degenerate batches have defined values, never NaN: a batch of one class (no negatives), a class with
+one row (no positive), a batch with no valid tuple (the mean of no terms is 0).
+
+>>> import jax, jax.numpy as jnp
+>>> from jaxdml.losses import deep
+>>> Z = jax.random.normal(jax.random.key(0), (32, 8)); y = jnp.arange(32) % 4
+>>> loss = deep.triplet_margin(Z, y, triplets=deep.batch_hard(Z, y), margin=0.2)
+>>> both = loss + 0.5 * deep.multi_similarity(Z, y, miner=deep.multi_similarity_pairs)
+>>> bool(jnp.isfinite(both))
+True
+"""
+
+from ._base import DISTANCES, pairwise
+from ._classic import lmnn, nca
+from ._infonce import infonce, npair, ntxent, supervised_contrastive
+from ._miners import batch_all, batch_hard, multi_similarity_pairs, pair_margin, semi_hard
+from ._pairs import circle, contrastive, lifted_structure, margin_loss, multi_similarity
+from ._proxies import proxy_anchor, proxy_nca
+from ._softmax import angular_margin, arcface, cosface, sphereface
+from ._triplets import triplet_margin
+from ._tuples import Pairs, Triplets, all_pairs, all_triplets
+
+__all__ = [
+    # losses
+    "contrastive", "triplet_margin", "lifted_structure", "ntxent", "infonce", "npair", "supervised_contrastive",
+    "multi_similarity", "circle", "margin_loss", "proxy_nca", "proxy_anchor", "angular_margin", "arcface",
+    "cosface", "sphereface", "nca", "lmnn",
+    # miners and tuples
+    "batch_hard", "batch_all", "semi_hard", "multi_similarity_pairs", "pair_margin", "Pairs", "Triplets",
+    "all_pairs", "all_triplets",
+    # distances
+    "pairwise", "DISTANCES",
+]

@@ -1,0 +1,280 @@
+"""Shared pieces of the deep metric learning losses: input checks, distances, masks, reductions.
+
+Every loss and miner of :mod:`jaxdml.losses.deep` is a pure function of a batch ``(embeddings,
+labels)``. The checks here are static (shapes, dtypes, names, Python-number hyper-parameters) and
+run while a function is traced, so bad input fails with a ``ValueError``/``TypeError`` that names
+the problem, inside ``jax.jit`` too, and costs nothing at run time.
+
+Distances and similarities (the ``distance=`` argument):
+
+================  =====================================================  ==========
+name              value for rows ``a``, ``b``                            kind
+================  =====================================================  ==========
+``euclidean``     :math:`\\|a - b\\|`                                     distance
+``sq_euclidean``  :math:`\\|a - b\\|^2`                                   distance
+``cosine``        :math:`a^\\top b / (\\|a\\| \\|b\\|)`                     similarity
+``dot``           :math:`a^\\top b`                                        similarity
+================  =====================================================  ==========
+
+With ``L`` (a learned linear map, (k, d)) the rows are mapped first, ``a -> L a``: ``euclidean``
+is then the Mahalanobis distance :math:`\\sqrt{(a-b)^\\top L^\\top L (a-b)}`, and gradients reach
+``L``. Dense (batch x batch) distances use the GEMM identity of :func:`jaxdml.linalg.pairwise_sq_dists`;
+distances of gathered row pairs (mined tuples) use the differences themselves. Norms are safe: the
+gradient of a zero distance or of a zero vector's norm is 0, never NaN.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ... import linalg
+
+DISTANCES = ("euclidean", "sq_euclidean", "cosine", "dot")
+SIMILARITIES = frozenset({"cosine", "dot"})
+REDUCTIONS = ("mean", "sum", "none")
+
+
+# ----------------------------------------------------------------------------------- input checks
+
+def check_choice(name: str, value, options) -> str:
+    """``value`` if it is one of ``options``, else a ``ValueError`` listing them."""
+    if not isinstance(value, str) or value not in options:
+        raise ValueError(f"{name} must be one of {', '.join(repr(o) for o in options)}; got {value!r}.")
+    return value
+
+
+def check_distance(distance) -> str:
+    return check_choice("distance", distance, DISTANCES)
+
+
+def check_reduction(reduction) -> str:
+    return check_choice("reduction", reduction, REDUCTIONS)
+
+
+def is_similarity(distance: str) -> bool:
+    """True for the similarities (``cosine``, ``dot``: larger means closer)."""
+    return check_distance(distance) in SIMILARITIES
+
+
+def check_real(name: str, value, *, low=None, strict=True, high=None):
+    """Check a hyper-parameter given as a Python or NumPy number (traced or array values pass unchecked:
+    a trainable per-class parameter, a value inside ``jax.jit``)."""
+    if isinstance(value, jax.core.Tracer):
+        return value
+    if isinstance(value, (jax.Array, np.ndarray)):
+        if value.ndim > 0:
+            return value
+        value = value.item()
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number; got {type(value).__name__} {value!r}.")
+    if not np.isfinite(value):
+        raise ValueError(f"{name} must be finite; got {value!r}.")
+    if low is not None and (value <= low if strict else value < low):
+        raise ValueError(f"{name} must be {'>' if strict else '>='} {low:g}; got {value!r}.")
+    if high is not None and value > high:
+        raise ValueError(f"{name} must be <= {high:g}; got {value!r}.")
+    return value
+
+
+def check_batch(embeddings, labels, mask=None, *, labels_required=True):
+    """Validated ``(Z, y, valid)``: float (B, d) embeddings, int (B,) labels, bool (B,) row mask.
+
+    ``labels`` may be None when ``labels_required`` is False (then ``y`` is None).
+    """
+    Z = jnp.asarray(embeddings)
+    if Z.ndim != 2:
+        raise ValueError(f"embeddings must be a 2-D array (batch, dim); got shape {Z.shape}.")
+    if Z.shape[0] < 1 or Z.shape[1] < 1:
+        raise ValueError(f"embeddings must have at least one row and one column; got shape {Z.shape}.")
+    if not jnp.issubdtype(Z.dtype, jnp.floating):
+        if jnp.issubdtype(Z.dtype, jnp.complexfloating) or Z.dtype == bool:
+            raise TypeError(f"embeddings must be real numbers; got dtype {Z.dtype}.")
+        Z = Z.astype(jnp.result_type(float))
+    y = None
+    if labels is not None or labels_required:
+        if labels is None:
+            raise ValueError("labels are required (one integer class label per row of embeddings).")
+        y = jnp.asarray(labels)
+        if y.ndim != 1 or y.shape[0] != Z.shape[0]:
+            raise ValueError(f"labels must be a 1-D array with one label per row of embeddings "
+                             f"({Z.shape[0]}); got shape {y.shape}.")
+        if not jnp.issubdtype(y.dtype, jnp.integer) or y.dtype == bool:
+            raise TypeError(f"labels must be integers (class codes); got dtype {y.dtype}.")
+    return Z, y, check_mask(mask, Z.shape[0])
+
+
+def check_mask(mask, n: int, name: str = "mask"):
+    """(n,) bool: True for real rows (``mask=None``: every row)."""
+    if mask is None:
+        return jnp.ones(n, bool)
+    m = jnp.asarray(mask)
+    if m.shape != (n,):
+        raise ValueError(f"{name} must have shape ({n},), one entry per row; got shape {m.shape}.")
+    return m > 0 if m.dtype != bool else m
+
+
+def check_labels_in_range(labels, n_classes: int, what: str) -> None:
+    """On concrete labels (not traced): every label in ``[0, n_classes)``, else a ``ValueError``."""
+    if isinstance(labels, jax.core.Tracer):
+        return
+    y = np.asarray(labels)
+    if y.size and (y.min() < 0 or y.max() >= n_classes):
+        raise ValueError(f"labels must be class indices in [0, {n_classes}) to index the {n_classes} {what}; "
+                         f"got labels from {y.min()} to {y.max()}.")
+
+
+def check_param_matrix(W, dim: int, name: str):
+    """A (rows, dim) float parameter matrix (proxies, class weights)."""
+    W = jnp.asarray(W)
+    if W.ndim != 2 or W.shape[1] != dim or W.shape[0] < 1:
+        raise ValueError(f"{name} must have shape (n_classes, {dim}) to match the embeddings; got shape {W.shape}.")
+    if not jnp.issubdtype(W.dtype, jnp.floating):
+        raise TypeError(f"{name} must be a float array; got dtype {W.dtype}.")
+    return W
+
+
+def apply_map(Z, L):
+    """``Z L^T`` (the rows under a learned linear map), or ``Z`` when ``L`` is None."""
+    if L is None:
+        return Z
+    L = jnp.asarray(L)
+    if L.ndim != 2 or L.shape[1] != Z.shape[1]:
+        raise ValueError(f"L must have shape (n_components, {Z.shape[1]}) to map the embeddings; got shape {L.shape}.")
+    return Z @ L.T
+
+
+# -------------------------------------------------------------------------------- distances, norms
+
+def safe_sqrt(x):
+    """``sqrt(max(x, 0))`` whose gradient at 0 is 0 (not inf, which times 0 would be NaN)."""
+    pos = x > 0
+    return jnp.where(pos, jnp.sqrt(jnp.where(pos, x, 1.0)), 0.0)
+
+
+def safe_norm(x, axis=-1, keepdims=False):
+    """Euclidean norm along ``axis`` with a zero (not NaN) gradient at the zero vector."""
+    return safe_sqrt(jnp.sum(x * x, axis=axis, keepdims=keepdims))
+
+
+def normalize(x, axis=-1):
+    """``x / ||x||`` along ``axis``; a zero row stays zero (cosine similarity 0 to everything)."""
+    n = safe_norm(x, axis=axis, keepdims=True)
+    return x / jnp.where(n > 0, n, 1.0)
+
+
+def pairwise(embeddings, other=None, *, distance: str = "euclidean", L=None):
+    """The (n, m) matrix of distances or similarities between the rows of two arrays.
+
+    Parameters
+    ----------
+    embeddings : (n, d) array
+    other : (m, d) array, optional
+        Default: ``embeddings`` itself.
+    distance : {"euclidean", "sq_euclidean", "cosine", "dot"}, default="euclidean"
+        See :mod:`jaxdml.losses.deep` for the formulas; ``cosine`` and ``dot`` are similarities.
+    L : (k, d) array, optional
+        A learned linear map applied to both sides first (the Mahalanobis case).
+
+    Returns
+    -------
+    (n, m) array
+    """
+    kind = check_distance(distance)
+    A = apply_map(jnp.asarray(embeddings), L)
+    B = A if other is None else apply_map(jnp.asarray(other), L)
+    return dense(A, B, kind)
+
+
+def dense(A, B, kind):
+    """(n, m) distances or similarities of the rows of ``A`` and ``B`` (already mapped), GEMM form."""
+    if kind == "dot":
+        return A @ B.T
+    if kind == "cosine":
+        return normalize(A) @ normalize(B).T
+    d2 = linalg.pairwise_sq_dists(A, B)
+    return d2 if kind == "sq_euclidean" else safe_sqrt(d2)
+
+
+def paired(A, B, kind):
+    """Distances or similarities of row pairs ``(A[t], B[t])`` (any leading shape), from differences."""
+    if kind == "dot":
+        return jnp.sum(A * B, axis=-1)
+    if kind == "cosine":
+        return jnp.sum(normalize(A) * normalize(B), axis=-1)
+    diff = A - B
+    d2 = jnp.sum(diff * diff, axis=-1)
+    return d2 if kind == "sq_euclidean" else safe_sqrt(d2)
+
+
+def dissimilarity(values, kind):
+    """Smaller-is-closer form: a distance as it is, a similarity negated."""
+    return -values if kind in SIMILARITIES else values
+
+
+def similarity(values, kind):
+    """Larger-is-closer form: a similarity as it is, a distance negated."""
+    return values if kind in SIMILARITIES else -values
+
+
+# ------------------------------------------------------------------------------------ batch masks
+
+def label_pairs(y, valid):
+    """(B, B) bool ``(positive, negative)``: same label (not the row itself) / different label,
+    both rows real."""
+    both = valid[:, None] & valid[None, :]
+    same = y[:, None] == y[None, :]
+    eye = jnp.eye(y.shape[0], dtype=bool)
+    return same & ~eye & both, ~same & both
+
+
+# ----------------------------------------------------------------------------- reductions, softmax
+
+def reduce(values, weights, reduction: str):
+    """Reduce per-term ``values`` with term weights ``w`` (a count; 0 = no term).
+
+    ``mean`` is ``sum(w v) / sum(w)``, and 0 when there is no term (a batch without a positive pair,
+    say): a defined value, never NaN. ``sum`` is ``sum(w v)``; ``none`` returns the weighted terms
+    ``w v`` (0 where there is no term), so that ``sum`` is their sum.
+    """
+    v = jnp.where(weights > 0, values * weights, 0.0)
+    if reduction == "none":
+        return v
+    total = jnp.sum(v)
+    if reduction == "sum":
+        return total
+    count = jnp.sum(weights)
+    return jnp.where(count > 0, total / jnp.where(count > 0, count, 1.0), 0.0)
+
+
+def sign_of(kind: str) -> float:
+    """+1 for a similarity, -1 for a distance: a term ``s - t`` of a similarity-based formula is
+    ``sign * (V - t)``, i.e. ``t - d`` for a distance (thresholds stay on the measure's own scale)."""
+    return 1.0 if kind in SIMILARITIES else -1.0
+
+
+def masked_logsumexp(x, weights, axis=-1):
+    """``(log sum_k w_k exp(x_k), nonempty)`` along ``axis`` over the entries with ``w_k > 0``.
+
+    Stable (the max over those entries is subtracted, held constant); where no entry has a weight
+    the value is 0 and ``nonempty`` False, and masked entries get a zero gradient (no NaN from
+    ``log 0`` or ``exp`` of a masked value).
+    """
+    on = weights > 0
+    nonempty = jnp.any(on, axis=axis)
+    neg = jnp.finfo(x.dtype).min
+    m = jax.lax.stop_gradient(jnp.max(jnp.where(on, x, neg), axis=axis, keepdims=True))
+    m = jnp.where(jnp.expand_dims(nonempty, axis), m, 0.0)
+    e = jnp.where(on, weights * jnp.exp(jnp.where(on, x - m, 0.0)), 0.0)
+    s = jnp.sum(e, axis=axis)
+    out = jnp.squeeze(m, axis) + jnp.log(jnp.where(nonempty, s, 1.0))
+    return jnp.where(nonempty, out, 0.0), nonempty
+
+
+def log1p_sum_exp(x, weights, axis=-1):
+    """``log(1 + sum_k w_k exp(x_k))`` along ``axis``, stable; exactly 0 where no weight is positive."""
+    lse, nonempty = masked_logsumexp(x, weights, axis)
+    return jnp.where(nonempty, jax.nn.softplus(lse), 0.0)

@@ -1,0 +1,87 @@
+"""Triplet margin loss (hinge and soft-plus forms), on every triplet of a batch or on mined ones."""
+
+from __future__ import annotations
+
+import jax
+
+from ._base import (apply_map, check_batch, check_distance, check_real, check_reduction, dense, dissimilarity,
+                    label_pairs, paired, reduce)
+from ._tuples import Triplets, check_tuples
+
+__all__ = ["triplet_margin"]
+
+
+def triplet_margin(embeddings, labels=None, *, margin=0.2, soft=False, distance="euclidean", L=None, triplets=None,
+                   miner=None, mask=None, reduction="mean"):
+    r"""Triplet margin loss: each anchor closer to its positive than to its negative by a margin.
+
+    .. math::
+
+        \ell_{apn} = [\,m + d(a, p) - d(a, n)]_+ \quad\text{or (``soft=True``)}\quad
+        \log\big(1 + e^{\,m + d(a, p) - d(a, n)}\big),
+        \qquad \mathcal{L} = \frac{1}{|\mathcal{T}|} \sum_{(a, p, n) \in \mathcal{T}} \ell_{apn}
+
+    over the triplets :math:`\mathcal{T}`: every valid triplet of the batch (``y_a = y_p``, ``a != p``,
+    ``y_n != y_a``; Hermans et al.'s "batch all"), or the given/mined ones (:func:`batch_hard`,
+    :func:`semi_hard`, ...). With a similarity the term is :math:`m + s(a, n) - s(a, p)`. Schroff et
+    al. use the squared Euclidean distance and :math:`m = 0.2`; Hermans et al. the Euclidean distance
+    and the soft-plus form with :math:`m = 0` (``soft=True, margin=0``). At most B mined triplets (one
+    per anchor, as batch-hard gives) are evaluated from the differences of their rows; more (semi-hard
+    gives B^2 slots) from the entries of the dense (B, B) distances (a gather of scalars, not of rows);
+    every triplet of the batch from the dense distances, in O(B^3) memory.
+
+    Parameters
+    ----------
+    embeddings : (B, d) array
+    labels : (B,) int array (optional when ``triplets`` is given)
+    margin : float, default=0.2
+    soft : bool, default=False
+        The soft-plus form instead of the hinge.
+    distance : {"euclidean", "sq_euclidean", "cosine", "dot"}, default="euclidean"
+    L : (k, d) array, optional
+        A learned linear map applied first (Mahalanobis distances).
+    triplets : Triplets, optional
+        Index triplets (a miner's output); default: every valid triplet of the batch.
+    miner : callable, optional
+        ``miner(embeddings, labels, mask=, distance=, L=) -> Triplets``, run on the batch.
+    mask : (B,) bool array, optional
+        False for padded rows.
+    reduction : {"mean", "sum", "none"}, default="mean"
+        ``"none"``: the (T,) terms of the given triplets, or the (B, B, B) terms ``[a, p, n]``.
+
+    Returns
+    -------
+    scalar (or the terms)
+
+    References
+    ----------
+    F. Schroff, D. Kalenichenko, J. Philbin. FaceNet: A Unified Embedding for Face Recognition and
+    Clustering. CVPR 2015.
+    A. Hermans, L. Beyer, B. Leibe. In Defense of the Triplet Loss for Person Re-Identification.
+    arXiv:1703.07737, 2017.
+    """
+    check_reduction(reduction)
+    check_real("margin", margin)
+    kind = check_distance(distance)
+    if triplets is not None and miner is not None:
+        raise ValueError("give either triplets or a miner, not both.")
+    Z, y, valid = check_batch(embeddings, labels, mask, labels_required=triplets is None)
+    if miner is not None:
+        triplets = miner(Z, y, mask=valid, distance=kind, L=L)
+    Zm = apply_map(Z, L)
+    f = jax.nn.softplus if soft else jax.nn.relu
+    if triplets is None:
+        D = dissimilarity(dense(Zm, Zm, kind), kind)
+        pos, neg = label_pairs(y, valid)
+        terms = f(margin + D[:, :, None] - D[:, None, :])
+        return reduce(terms, (pos[:, :, None] & neg[:, None, :]).astype(Zm.dtype), reduction)
+    t = check_tuples(triplets, (Triplets,), Z.shape[0], "triplets")
+    a, p, n = t.anchor, t.positive, t.negative
+    if a.shape[0] <= Z.shape[0]:  # few triplets (batch-hard): from the differences of their rows
+        d_ap = dissimilarity(paired(Zm[a], Zm[p], kind), kind)
+        d_an = dissimilarity(paired(Zm[a], Zm[n], kind), kind)
+    else:  # many (semi-hard: B^2 slots): entries of the dense matrix, not B^2 gathered rows
+        D = dissimilarity(dense(Zm, Zm, kind), kind)
+        d_ap, d_an = D[a, p], D[a, n]
+    ok = (t.mask > 0) & valid[a] & valid[p] & valid[n]
+    return reduce(f(margin + d_ap - d_an), ok.astype(Zm.dtype), reduction)

@@ -1,0 +1,309 @@
+"""Retrieval and clustering metrics of an embedding: precision@1, R-precision, MAP@R, Recall@K, NMI, AMI.
+
+Each query is compared with every reference row (the other rows of the same set, or a separate
+reference set) and its ``K`` nearest references are found on the device, blockwise: query blocks
+against reference chunks, a running top-``K`` merged chunk by chunk with
+:func:`jaxdml.linalg.smallest_k`. Memory is O(block x (chunk + K)), never queries x references, so
+10^6 queries against 10^6 references run on one accelerator. The per-query scores are computed on
+the device from the neighbours' labels; only they come back to the host.
+
+Definitions (Musgrave, Belongie, Lim, "A Metric Learning Reality Check", ECCV 2020): for a query
+with :math:`R` references of its class (itself excluded) and :math:`h_i = 1` when its ``i``-th
+nearest reference shares its class,
+
+* precision@1 :math:`= h_1`;
+* R-precision :math:`= \\frac{1}{R} \\sum_{i \\le R} h_i`;
+* MAP@R :math:`= \\frac{1}{R} \\sum_{i \\le R} h_i \\, \\frac{1}{i} \\sum_{j \\le i} h_j`;
+* Recall@K :math:`= \\max_{i \\le K} h_i` (at least one same-class row among the ``K`` nearest,
+  the "Recall@K" of deep metric learning papers, e.g. Oh Song et al., CVPR 2016).
+
+Each is averaged over the queries that have at least one reference of their class (a query without
+one has no defined R-precision and is left out of every average). ``R`` is bounded by ``max_r``
+when given (then :math:`R = \\min(R, \\text{max\\_r})` and the scores are "@min(R, max_r)"; the
+number of queries so bounded is reported): the search keeps :math:`K = \\max(R)` neighbours per
+query, so a data set with classes of 10^5 rows needs the bound. Ties in distance go to the lower
+reference index.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from . import linalg
+from ._runtime import to_device
+from .compilation import ensure_default_cache
+
+__all__ = ["retrieval_scores", "precision_at_1", "r_precision", "map_at_r", "recall_at_k", "clustering_scores",
+           "nmi", "ami"]
+
+#: reference rows per chunk of the running top-K merge (a larger reference set is cut into chunks)
+REFERENCE_CHUNK = 1 << 14
+_MEASURES = ("euclidean", "sq_euclidean", "cosine", "dot")
+
+
+def _as_rows(name, X):
+    X = np.asarray(X)
+    if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
+        raise ValueError(f"{name} must be a non-empty 2-D array (rows, dim); got shape {X.shape}.")
+    if not np.issubdtype(X.dtype, np.number) or np.issubdtype(X.dtype, np.complexfloating):
+        raise TypeError(f"{name} must hold real numbers; got dtype {X.dtype}.")
+    if not np.all(np.isfinite(X)):
+        raise ValueError(f"{name} contains NaN or infinite values.")
+    return X
+
+
+def _as_labels(name, y, n):
+    y = np.asarray(y)
+    if y.ndim != 1 or y.shape[0] != n:
+        raise ValueError(f"{name} must be a 1-D array with one label per row ({n}); got shape {y.shape}.")
+    return y
+
+
+def _prepare(queries, query_labels, references, reference_labels, L, distance):
+    """Host-side checks: rows (mapped by ``L``), joint label codes, and whether the sets are one."""
+    if distance not in _MEASURES:
+        raise ValueError(f"distance must be one of {', '.join(map(repr, _MEASURES))}; got {distance!r}.")
+    Q = _as_rows("queries", queries)
+    yq = _as_labels("query_labels", query_labels, Q.shape[0])
+    same = references is None
+    if same:
+        if reference_labels is not None:
+            raise ValueError("reference_labels given without references.")
+        R, yr = Q, yq
+    else:
+        R = _as_rows("references", references)
+        if R.shape[1] != Q.shape[1]:
+            raise ValueError(f"references have {R.shape[1]} columns, queries {Q.shape[1]}.")
+        if reference_labels is None:
+            raise ValueError("reference_labels are required with references.")
+        yr = _as_labels("reference_labels", reference_labels, R.shape[0])
+    if L is not None:
+        L = np.asarray(L, np.float64)
+        if L.ndim != 2 or L.shape[1] != Q.shape[1]:
+            raise ValueError(f"L must have shape (n_components, {Q.shape[1]}); got shape {L.shape}.")
+        Q = Q @ L.T
+        R = Q if same else R @ L.T
+    codes = np.unique(np.concatenate([yq, yr]), return_inverse=True)[1].astype(np.int32).reshape(-1)
+    return Q, R, codes[: Q.shape[0]], codes[Q.shape[0]:], same
+
+
+@functools.partial(jax.jit, static_argnames=("K", "ks", "q_block", "r_chunk", "kind", "same"))
+def _scores(Q, R, qc, rc, n_same, r_valid, *, K, ks, q_block, r_chunk, kind, same):
+    """Per-query (precision@1, R-precision, MAP@R, Recall@k for each k): (n_q, 3 + len(ks))."""
+    if kind == "cosine":
+        Q, R = _unit_rows(Q), _unit_rows(R)
+    sr = jnp.sum(R * R, axis=1)
+    n_chunks = R.shape[0] // r_chunk
+    big = jnp.asarray(jnp.inf, Q.dtype)
+    pos = jnp.arange(1, K + 1, dtype=Q.dtype)
+
+    def chunk_dists(q, qids, start):
+        Rc = jax.lax.dynamic_slice_in_dim(R, start, r_chunk)
+        ids = (start + jnp.arange(r_chunk, dtype=jnp.int32)).astype(jnp.int32)
+        if kind in ("euclidean", "sq_euclidean"):  # same ranking: squared distances
+            sc = jax.lax.dynamic_slice_in_dim(sr, start, r_chunk)
+            d = jnp.sum(q * q, axis=1)[:, None] + sc[None, :] - 2.0 * q @ Rc.T
+        else:
+            d = -(q @ Rc.T)
+        ok = jax.lax.dynamic_slice_in_dim(r_valid, start, r_chunk)[None, :]
+        if same:
+            ok = ok & (ids[None, :] != qids[:, None])
+        return jnp.where(ok, d, big), jnp.broadcast_to(ids, d.shape)
+
+    def one_block(rows):
+        q = Q[rows]
+
+        def merge(carry, c):
+            best_d, best_i = carry
+            d, ids = chunk_dists(q, rows, c * r_chunk)
+            vals, pick = linalg.smallest_k(jnp.concatenate([best_d, d], axis=1), K)
+            return (vals, jnp.take_along_axis(jnp.concatenate([best_i, ids], axis=1), pick, axis=1)), None
+
+        init = (jnp.full((rows.shape[0], K), big), jnp.zeros((rows.shape[0], K), jnp.int32))
+        (best_d, best_i), _ = jax.lax.scan(merge, init, jnp.arange(n_chunks, dtype=jnp.int32))
+        hits = ((rc[best_i] == qc[rows][:, None]) & jnp.isfinite(best_d)).astype(Q.dtype)
+        r = n_same[rows].astype(Q.dtype)[:, None]
+        within = (pos[None, :] <= r).astype(Q.dtype)
+        rsafe = jnp.maximum(r[:, 0], 1.0)
+        r_prec = jnp.sum(hits * within, axis=1) / rsafe
+        prec_i = jnp.cumsum(hits, axis=1) / pos[None, :]
+        map_r = jnp.sum(hits * within * prec_i, axis=1) / rsafe
+        recall = [jnp.max(hits[:, :k], axis=1) for k in ks]
+        return jnp.stack([hits[:, 0], r_prec, map_r, *recall], axis=1)
+
+    n_q = Q.shape[0]
+    blocks = jnp.arange(n_q, dtype=jnp.int32).reshape(-1, q_block)
+    return jax.lax.map(one_block, blocks).reshape(n_q, 3 + len(ks))
+
+
+def _unit_rows(X):
+    """Rows scaled to unit length (a zero row stays zero)."""
+    n = jnp.sqrt(jnp.sum(X * X, axis=1, keepdims=True))
+    return X / jnp.where(n > 0, n, 1.0)
+
+
+def _check_ks(k):
+    ks = (k,) if isinstance(k, (int, np.integer)) and not isinstance(k, bool) else tuple(k)
+    if not ks or any(isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1 for v in ks):
+        raise ValueError(f"k must be a positive int or a sequence of them; got {k!r}.")
+    return tuple(int(v) for v in ks)
+
+
+def retrieval_scores(queries, query_labels, references=None, reference_labels=None, *, k=(1,), max_r=None, L=None,
+                     distance="euclidean", per_query=False, block_elements=None) -> dict:
+    """Precision@1, R-precision, MAP@R and Recall@K of an embedding, from one blockwise search.
+
+    Parameters
+    ----------
+    queries : (n_q, d) array
+    query_labels : (n_q,) array
+    references : (n_r, d) array, optional
+        Default: the queries themselves (each query then excludes itself).
+    reference_labels : (n_r,) array, optional
+        Required with ``references``.
+    k : int or sequence of int, default=(1,)
+        The ``K`` of Recall@K (one entry ``recall_at_K`` each).
+    max_r : int, optional
+        Bound on ``R`` (see the module docstring). Default: none (``K`` = the largest class).
+    L : (k, d) array, optional
+        A linear map applied to queries and references first.
+    distance : {"euclidean", "sq_euclidean", "cosine", "dot"}, default="euclidean"
+        The ranking: nearest by distance, or most similar (``cosine``, ``dot``).
+    per_query : bool, default=False
+        Also return the per-query scores (``NaN`` for a query without a reference of its class).
+    block_elements : int, optional
+        Distances held per query block (default: from :func:`jaxdml.config.set_memory_budget`).
+
+    Returns
+    -------
+    dict
+        ``precision_at_1``, ``r_precision``, ``map_at_r``, ``recall_at_K`` for each ``K`` (floats),
+        ``n_queries`` (queries scored), ``n_bounded`` (queries whose ``R`` was bounded by ``max_r``),
+        and with ``per_query`` the arrays under ``per_query``.
+
+    Examples
+    --------
+    >>> import numpy as np, jaxdml
+    >>> X = np.r_[np.zeros((3, 2)), np.ones((3, 2))] + 0.01 * np.arange(6)[:, None]
+    >>> s = jaxdml.retrieval.retrieval_scores(X, [0, 0, 0, 1, 1, 1], k=(1, 2))
+    >>> s["precision_at_1"], s["map_at_r"], s["recall_at_2"]
+    (1.0, 1.0, 1.0)
+    """
+    ks = _check_ks(k)
+    if max_r is not None and (isinstance(max_r, bool) or not isinstance(max_r, (int, np.integer)) or max_r < 1):
+        raise ValueError(f"max_r must be a positive int or None; got {max_r!r}.")
+    Q, R, qc, rc, same = _prepare(queries, query_labels, references, reference_labels, L, distance)
+    ensure_default_cache()
+    n_same = np.bincount(rc, minlength=int(max(qc.max(), rc.max())) + 1)[qc] - (1 if same else 0)
+    bounded = n_same if max_r is None else np.minimum(n_same, max_r)
+    # K neighbours per query: the largest (bounded) R and every k, at most the references a query can see
+    K = min(max(int(bounded.max()), max(ks)), max(R.shape[0] - (1 if same else 0), 1))
+    scores = _run(Q, R, qc, rc, bounded, K, ks, distance, same, block_elements)
+    used = n_same > 0
+    out = dict(precision_at_1=_mean(scores[used, 0]), r_precision=_mean(scores[used, 1]),
+               map_at_r=_mean(scores[used, 2]))
+    for j, kk in enumerate(ks):
+        out[f"recall_at_{kk}"] = _mean(scores[used, 3 + j])
+    out.update(n_queries=int(used.sum()), n_bounded=int(np.sum(n_same > bounded)))
+    if per_query:
+        scores[~used] = np.nan
+        out["per_query"] = {name: scores[:, j] for j, name in enumerate(
+            ["precision_at_1", "r_precision", "map_at_r", *[f"recall_at_{kk}" for kk in ks]])}
+    return out
+
+
+def _mean(x):
+    return float(np.mean(x)) if x.size else float("nan")
+
+
+def _run(Q, R, qc, rc, bounded, K, ks, distance, same, block_elements):
+    """Pad queries to whole blocks and references to whole chunks, then run :func:`_scores`."""
+    n_q, n_r = Q.shape[0], R.shape[0]
+    dtype = jnp.result_type(float)
+    n_chunks = -(-n_r // REFERENCE_CHUNK)
+    r_chunk = -(-n_r // n_chunks)  # equal chunks of at most REFERENCE_CHUNK rows: little padding
+    n_r_pad = n_chunks * r_chunk
+    q_block = linalg.block_size(n_q, r_chunk + K, block_elements)
+    if jax.default_backend() == "cpu":  # blocks that stay in the CPU caches; an accelerator wants large ones
+        q_block = linalg.tile_rows(q_block, r_chunk + K)
+    n_q_pad = -(-n_q // q_block) * q_block
+    Rp = np.zeros((n_r_pad, R.shape[1]), R.dtype)
+    Rp[:n_r] = R
+    Qp = np.zeros((n_q_pad, Q.shape[1]), Q.dtype)
+    Qp[:n_q] = Q
+    pad_q = n_q_pad - n_q
+    scores = _scores(to_device(Qp, dtype), to_device(Rp, dtype), to_device(np.r_[qc, np.zeros(pad_q, np.int32)]),
+                     to_device(np.r_[rc, np.full(n_r_pad - n_r, -1, np.int32)]),
+                     to_device(np.r_[bounded, np.zeros(pad_q, bounded.dtype)], np.int32),
+                     to_device(np.arange(n_r_pad) < n_r), K=K, ks=ks, q_block=q_block, r_chunk=r_chunk,
+                     kind=distance, same=same)
+    return np.array(scores, dtype=np.float64)[:n_q]
+
+
+def precision_at_1(queries, query_labels, references=None, reference_labels=None, **kwargs) -> float:
+    """Precision@1 (see :func:`retrieval_scores` and the module docstring)."""
+    return retrieval_scores(queries, query_labels, references, reference_labels, **kwargs)["precision_at_1"]
+
+
+def r_precision(queries, query_labels, references=None, reference_labels=None, **kwargs) -> float:
+    """R-precision (see :func:`retrieval_scores` and the module docstring)."""
+    return retrieval_scores(queries, query_labels, references, reference_labels, **kwargs)["r_precision"]
+
+
+def map_at_r(queries, query_labels, references=None, reference_labels=None, **kwargs) -> float:
+    """MAP@R, mean average precision at R (see :func:`retrieval_scores` and the module docstring)."""
+    return retrieval_scores(queries, query_labels, references, reference_labels, **kwargs)["map_at_r"]
+
+
+def recall_at_k(queries, query_labels, references=None, reference_labels=None, *, k=1, **kwargs) -> float:
+    """Recall@K: the fraction of queries with a same-class row among their ``k`` nearest references."""
+    return retrieval_scores(queries, query_labels, references, reference_labels, k=k, **kwargs)[f"recall_at_{int(k)}"]
+
+
+def clustering_scores(embeddings, labels, *, n_clusters=None, L=None, random_state=0) -> dict:
+    """NMI and AMI between the labels and a k-means clustering of the embedding (scikit-learn).
+
+    Parameters
+    ----------
+    embeddings : (n, d) array
+    labels : (n,) array
+    n_clusters : int, optional
+        Default: the number of classes.
+    L : (k, d) array, optional
+        A linear map applied first.
+    random_state : int, default=0
+        Seed of k-means (``n_init=10``).
+
+    Returns
+    -------
+    dict
+        ``nmi`` (normalised mutual information, arithmetic mean normalisation) and ``ami`` (adjusted
+        for chance), as :func:`sklearn.metrics.normalized_mutual_info_score` and
+        :func:`sklearn.metrics.adjusted_mutual_info_score` compute them.
+    """
+    from sklearn.cluster import KMeans
+    from sklearn.metrics import adjusted_mutual_info_score, normalized_mutual_info_score
+
+    X = _as_rows("embeddings", embeddings)
+    y = _as_labels("labels", labels, X.shape[0])
+    if L is not None:
+        X = X @ np.asarray(L, np.float64).T
+    c = len(np.unique(y)) if n_clusters is None else int(n_clusters)
+    if not 1 <= c <= X.shape[0]:
+        raise ValueError(f"n_clusters must be between 1 and the number of rows ({X.shape[0]}); got {c}.")
+    pred = KMeans(c, n_init=10, random_state=random_state).fit_predict(X)
+    return dict(nmi=float(normalized_mutual_info_score(y, pred)), ami=float(adjusted_mutual_info_score(y, pred)))
+
+
+def nmi(embeddings, labels, **kwargs) -> float:
+    """Normalised mutual information of a k-means clustering (see :func:`clustering_scores`)."""
+    return clustering_scores(embeddings, labels, **kwargs)["nmi"]
+
+
+def ami(embeddings, labels, **kwargs) -> float:
+    """Adjusted mutual information of a k-means clustering (see :func:`clustering_scores`)."""
+    return clustering_scores(embeddings, labels, **kwargs)["ami"]
