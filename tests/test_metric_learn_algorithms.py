@@ -35,13 +35,22 @@ def test_covariance_is_the_inverse_sample_covariance(wine):
     np.testing.assert_allclose(np.cov(est.transform(X).T), np.eye(X.shape[1]), atol=1e-8)
 
 
-def test_covariance_singular_is_regularised():
+def test_covariance_singular_is_the_pseudo_inverse():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(30, 3))
     X = np.hstack([X, X[:, :1] + X[:, 1:2]])  # rank 3 in 4 dimensions
-    M = jaxdml.Covariance().fit(X).metric_
-    assert np.all(np.isfinite(M)) and np.allclose(M, M.T)
-    assert np.linalg.eigvalsh(M).min() > 0
+    est = jaxdml.Covariance().fit(X)
+    C = np.cov(X.T)
+    # the Moore-Penrose pseudo-inverse (as metric-learn's Covariance): numpy's, and its identities
+    np.testing.assert_allclose(est.metric_, np.linalg.pinv(C, rcond=1e-10, hermitian=True), atol=1e-8)
+    np.testing.assert_allclose(est.metric_ @ C @ est.metric_, est.metric_, atol=1e-8)
+    # the direction without variance gets no weight; on the others the data is whitened
+    null = np.array([1.0, 1.0, 0.0, -1.0]) / np.sqrt(3)
+    assert abs(null @ est.metric_ @ null) < 1e-8
+    np.testing.assert_allclose(np.linalg.eigvalsh(np.cov(est.transform(X).T)), [0, 1, 1, 1], atol=1e-8)
+    # round-off along that direction (float32 data) is not amplified into the transform
+    Z = est.transform(X.astype(np.float32))
+    np.testing.assert_allclose(Z, est.transform(X), atol=1e-4)
 
 
 # ---------------------------------------------------------------- LFDA
@@ -138,6 +147,19 @@ def test_rca_whitens_the_chunklet_covariance(wine):
     # the same chunklets through jaxdml.fit; chunk ids are renumbered, -1 rows ignored
     relabel = np.where(chunks >= 0, 3 * chunks + 7, -1)
     np.testing.assert_allclose(jaxdml.fit(X, None, loss="rca", chunk_labels=relabel).L, L, atol=1e-10)
+
+
+def test_rca_leaves_out_directions_in_which_the_data_does_not_vary(wine):
+    X, y = wine
+    X = np.hstack([X, X[:, :1] - 2.0 * X[:, 1:2]])  # a linear combination of two features
+    chunks = jaxdml.RCA(random_state=0).fit(X[:, :-1], y).result_.info["chunks"]
+    L = jaxdml.RCA().fit(X, chunk_labels=chunks).components_
+    C = _naive_chunklet_covariance(X, chunks)
+    null = np.r_[1.0, -2.0, np.zeros(X.shape[1] - 3), -1.0] / np.sqrt(6)
+    np.testing.assert_allclose(L @ null, 0, atol=1e-8)  # no weight where no row varies
+    # on the data's span, C is whitened: L C L^T is the projection onto it
+    P = np.eye(X.shape[1]) - np.outer(null, null)
+    np.testing.assert_allclose(L @ C @ L.T, P, atol=1e-7)
 
 
 def test_rca_small_classes_and_bad_chunks():

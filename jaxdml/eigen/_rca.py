@@ -9,7 +9,7 @@ import jax.numpy as jnp
 
 from ..linalg import symmetrize
 from ._common import generalized_eigh
-from ._covariance import inverse_sqrt_psd
+from ._covariance import inverse_sqrt_psd, span_restricted
 
 __all__ = ["chunklet_covariance", "rca_components"]
 
@@ -37,7 +37,7 @@ def rca_components(X, chunks, n_components: int, reg=1e-6):
 
     At full dimension ``L = C^{-1/2}`` (symmetric), ``C`` the within-chunklet covariance
     (:func:`chunklet_covariance`, eigenvalues floored at ``reg`` times the largest when
-    singular). Below it, the paper's optional reduction first: the ``n_components`` directions
+    singular), within the span of the data (directions in which no row varies get no weight). Below it, the paper's optional reduction first: the ``n_components`` directions
     maximising the total variance relative to the within-chunklet variance,
     ``|A^T S_t A| / |A^T C A|`` (the leading solutions of ``S_t v = lambda C v``, ``S_t`` the
     covariance of all rows), normalised so that ``V^T C V = I``; then ``L = V^T``.
@@ -48,9 +48,14 @@ def rca_components(X, chunks, n_components: int, reg=1e-6):
     C : (n_features, n_features) array, the within-chunklet covariance.
     """
     C = chunklet_covariance(X, chunks)
-    if n_components == X.shape[1]:
-        return inverse_sqrt_psd(C, reg)[0], C
     Xt = X - jnp.mean(X, axis=0)
     St = symmetrize(Xt.T @ Xt / X.shape[0])
+    if n_components == X.shape[1]:
+        # whiten C within the span of the data: a direction in which no row varies (a feature that is
+        # a linear combination of others) has no within-chunklet variance either, and flooring it
+        # would amplify its round-off; it gets no weight
+        C_s, B, keep = span_restricted(C, St)
+        L_s = inverse_sqrt_psd(C_s, reg)[0] * (keep[:, None] & keep[None, :])
+        return symmetrize(B @ L_s @ B.T), C
     _, V = generalized_eigh(St, C, n_components, reg)
     return V.T, C
