@@ -286,7 +286,15 @@ def main(argv=None):
     p.add_argument("--device", default=None, help="JAX platform for the fits: cpu, gpu, tpu")
     p.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "results", "scale_matrix.json"))
     p.add_argument("--markdown", default=None, help="also write the Markdown table to this file")
+    p.add_argument("--update-readme", nargs="?", const="scale-matrix", default=None, metavar="BLOCK",
+                   help="rewrite README.md's block between <!-- BLOCK:start --> and <!-- BLOCK:end --> with the "
+                        "table (default block: scale-matrix; the GPU check uses gpu-check)")
+    p.add_argument("--from-json", default=None, help="make the table (and README block) from an earlier run's JSON")
     args = p.parse_args(argv)
+    if args.from_json:
+        with open(args.from_json) as fh:
+            run = json.load(fh)
+        return report(run["results"], run["machine"], run["args"], args)
     if args.worker:
         return worker(*args.worker)
 
@@ -302,18 +310,45 @@ def main(argv=None):
     with tempfile.TemporaryDirectory(prefix="jaxdml-scale-") as folder:
         paths = prepare_data(sorted({(ds, n) for _, ds, n in rows}, key=str), args.data, folder)
         results = run_matrix(rows, timeouts, paths, args, env)
+    info = machine()
+    write_json(args.out, {"machine": info, "args": vars(args), "results": results})
+    print(f"JSON written to {args.out}", file=sys.stderr)
+    report(results, info, vars(args), args)
+
+
+def report(results, info, run_args, args):
+    """Print the table; write it to ``--markdown`` and into README.md's block (``--update-readme``)."""
+    import datetime
+
     for r in results:
         if r.get("status") == "ok":
             r["gain"] = r["accuracy"] - r["euclidean"]
-    table = markdown_table(results, COLUMNS)
+    rows = [{**r, "status": r["status"] if len(r["status"]) <= 60 else r["status"][:57] + "..."} for r in results]
+    table = markdown_table(rows, COLUMNS)
     print(table)
-    info = machine()
-    write_json(args.out, {"machine": info, "args": vars(args), "results": results})
+    plans = " ".join(f'--plan "{p}"' for p in (run_args.get("plan") or [DEFAULT_PLAN]))
+    head = (f"Device: {info['device']} ({info['cpus']} CPUs), jax {info['jax']}, "
+            f"{run_args.get('jobs', 1)} fit(s) at a time, {datetime.date.today().isoformat()}; "
+            f"`python benchmarks/bench_scale_matrix.py {plans}`.")
     if args.markdown:
         with open(args.markdown, "w") as fh:
-            fh.write(f"Device: {info['device']}; jax {info['jax']}; {info['cpus']} CPUs; "
-                     f"{args.jobs} fit(s) at a time.\n\n{table}\n")
-    print(f"\nJSON written to {args.out}")
+            fh.write(f"{head}\n\n{table}\n")
+    if args.update_readme:
+        update_readme(os.path.join(ROOT, "README.md"), args.update_readme, f"{head}\n\n{table}")
+
+
+def update_readme(path, block, text):
+    """Replace the lines between ``<!-- BLOCK:start -->`` and ``<!-- BLOCK:end -->`` of ``path``."""
+    start, end = f"<!-- {block}:start -->", f"<!-- {block}:end -->"
+    with open(path) as fh:
+        doc = fh.read()
+    if start not in doc or end not in doc:
+        raise SystemExit(f"{path} has no {start} ... {end} block")
+    before, rest = doc.split(start, 1)
+    after = rest.split(end, 1)[1]
+    with open(path, "w") as fh:
+        fh.write(f"{before}{start}\n{text}\n{end}{after}")
+    print(f"README block {block!r} updated", file=sys.stderr)
 
 
 if __name__ == "__main__":

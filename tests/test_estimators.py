@@ -15,13 +15,13 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 import jaxdml
 
 # Estimators under the common checks, with small iteration budgets (as scikit-learn does for NCA).
-# No check is skipped. The gradient learners below NCA run in the slow suite: each check compiles
-# their solver again for its data's shape (NCA keeps the gradient path in the default suite).
+# No check is skipped. The gradient learners run in the slow suite: each check compiles their solver
+# again for its data's shape (tests/test_nca_sklearn_api.py ports scikit-learn's own NCA tests to the
+# default suite).
 ESTIMATORS = [
     jaxdml.Euclidean(),
     jaxdml.PCA(),
     jaxdml.LDA(),
-    jaxdml.NCA(max_iter=5),
     jaxdml.Covariance(),
     jaxdml.LFDA(),
     jaxdml.RCA(),
@@ -29,6 +29,7 @@ ESTIMATORS = [
     jaxdml.SDML(),  # metric-learn's weakly supervised algorithms
 ]
 SLOW_ESTIMATORS = [
+    jaxdml.NCA(max_iter=5),
     jaxdml.LMNN(max_iter=5),
     jaxdml.LMNN(solver="projected", max_iter=5),
     jaxdml.MLKR(max_iter=5),

@@ -383,10 +383,10 @@ def test_learned_metrics_help_3nn_on_wine(wine):
 # array-API check when SCIPY_ARRAY_API is unset).
 ESTIMATORS = [
     jaxdml.LDML(max_iter=5),
-    jaxdml.KLMNN(max_iter=5, optimizer="adam"),
 ]
 #: the same checks in the slow suite (each check compiles the solver again for its data's shape)
 SLOW_ESTIMATORS = [
+    jaxdml.KLMNN(max_iter=5, optimizer="adam"),
     jaxdml.NCMML(max_iter=5, optimizer="adam"),
     jaxdml.NCMC(centroids_num=1, max_iter=5, optimizer="adam"),
     jaxdml.MCML(max_iter=5),
