@@ -44,7 +44,8 @@ def _kanmm_landmarks(X, codes, m, *, n_components, n_friends, n_enemies, kernel,
     bucket = resolve_bucket(X.shape[0], pad_to)
     friends, fmask, enemies, emask = pad_neighbourhoods(X.shape[0], bucket, *nb)
     Phi, keep = padded_features(lm.Phi, bucket)
-    L, w = x64_call(anmm_components, Phi, friends, enemies, Phi.shape[1], fmask, emask, keep)
+    lm = lm._replace(Phi=None)  # the padded copy serves from here (memory: one n x r array less)
+    L, w = x64_call(anmm_components, Phi, friends, enemies, Phi.shape[1], fmask, emask, keep, slotwise=True)
     return landmark_result(L, lm, n_components, kernel, params,
                            dict(eigenvalues=w, margin=float(w[:n_components].sum()), eigen_solver=dict(solver="dense")))
 

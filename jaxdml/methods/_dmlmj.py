@@ -52,8 +52,9 @@ def _kdmlmj_landmarks(X, codes, m, *, n_components, n_neighbors, reg, kernel, pa
     bucket = resolve_bucket(X.shape[0], pad_to)
     pos, pmask, neg, nmask = pad_neighbourhoods(X.shape[0], bucket, *nb)
     Phi, keep = padded_features(lm.Phi, bucket)
+    lm = lm._replace(Phi=None)  # the padded copy serves from here (memory: one n x r array less)
     L, lam = x64_call(dmlmj_components, Phi, pos, neg, Phi.shape[1], float(reg), pmask, nmask, keep, use_factor=False,
-                      scaling=_dmlmj_scaling(reg), span_tol=LANDMARK_TOL)
+                      scaling=_dmlmj_scaling(reg), span_tol=LANDMARK_TOL, slotwise=True)
     return landmark_result(L, lm, n_components, kernel, params, dict(eigenvalues=lam, eigen_solver=dict(solver="dense")))
 
 

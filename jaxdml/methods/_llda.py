@@ -37,6 +37,7 @@ def _kllda_landmarks(X, codes, n_classes, n_landmarks, *, n_components, k, affin
     """KLLDA for the Nystrom kernel of the landmarks (:func:`jaxdml.eigen.kllda_landmark_components`)."""
     lm = nystrom(X, kernel, params, n_landmarks, random_state)
     Phi, keep = padded_features(lm.Phi, X.shape[0])
+    lm = lm._replace(Phi=None)  # the padded copy serves from here (memory: one n x r array less)
     T = np.zeros((lm.T.shape[0], Phi.shape[1]))
     T[:, :lm.T.shape[1]] = lm.T
     A, w, how = x64_call(kllda_landmark_components, Phi, T, codes, n_classes, min(n_components, X.shape[0]), k,
