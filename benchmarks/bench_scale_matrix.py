@@ -1,7 +1,8 @@
 """Scale matrix: every registered method, with its defaults, at growing N.
 
 For each (method, case) a fresh process fits ``jaxdml.fit(X, y, loss=name, random_state=0)`` on
-the case's training rows (compilation included, no persistent cache), and reports the fit time,
+the case's training rows (compilation included, no persistent cache), and reports the fit time
+(wall, and the process's CPU time over all its threads: the fair number on a shared machine),
 the peak resident memory (and the device's peak bytes on an accelerator), the 3-NN test accuracy
 under the learned metric and the Euclidean 3-NN accuracy on the same rows. A run that exceeds
 ``--timeout`` seconds or ``--memory-limit`` GiB is stopped and recorded as such.
@@ -144,11 +145,11 @@ def worker(method, path, n):
     Xte, yte = data["Xte"], data["yte"]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         fitted = jaxdml.fit(Xtr, ytr, loss=method, random_state=0)
         Ztr, Zte = np.asarray(fitted.transform(Xtr)), np.asarray(fitted.transform(Xte))
-        fit_s = time.perf_counter() - t0
-    out = dict(n_train=len(ytr), n_features=Xtr.shape[1], n_classes=int(ytr.max()) + 1, fit_s=fit_s,
+        fit_s, cpu_s = time.perf_counter() - t0, time.process_time() - c0
+    out = dict(n_train=len(ytr), n_features=Xtr.shape[1], n_classes=int(ytr.max()) + 1, fit_s=fit_s, cpu_s=cpu_s,
                accuracy=knn_accuracy(Ztr, ytr, Zte, yte), euclidean=knn_accuracy(Xtr, ytr, Xte, yte),
                converged=bool(getattr(fitted, "converged", True)), n_iter=int(getattr(fitted, "n_iter", 0) or 0),
                peak_rss_mib=peak_rss_mb(), device_peak_mib=device_peak_mib(),
@@ -262,14 +263,14 @@ def run_matrix(rows, timeouts, paths, args, env):
             res["watched_peak_gib"] = run.peak_watch
             results.append(res)
             print(f"{ds:16s} {str(n):>8s} {method:12s} {res['status'][:60]:12s} "
-                  f"fit={res.get('fit_s', float('nan')):7.1f}s acc={res.get('accuracy', float('nan')):.4f} "
+                  f"fit={res.get('fit_s', float('nan')):7.1f}s cpu={res.get('cpu_s', float('nan')):7.1f}s acc={res.get('accuracy', float('nan')):.4f} "
                   f"eucl={res.get('euclidean', float('nan')):.4f}", file=sys.stderr, flush=True)
     order = {key: i for i, key in enumerate(rows)}
     return sorted(results, key=lambda r: order[(r["method"], r["dataset"], r["n"])])
 
 
 COLUMNS = [("dataset", "data", ""), ("n", "N", ""), ("method", "method", ""), ("status", "status", ""),
-           ("fit_s", "fit s", ".1f"), ("peak_rss_mib", "peak RSS MiB", ".0f"),
+           ("fit_s", "fit s", ".1f"), ("cpu_s", "CPU s", ".1f"), ("peak_rss_mib", "peak RSS MiB", ".0f"),
            ("device_peak_mib", "device peak MiB", ".0f"), ("accuracy", "3-NN", ".4f"),
            ("euclidean", "Euclidean 3-NN", ".4f"), ("gain", "gain", "+.4f")]
 

@@ -101,6 +101,21 @@ def test_padding_does_not_change_the_loss(rng, x64, which):
     np.testing.assert_allclose(_GRAD[which](L, exact), _GRAD[which](L, padded), rtol=1e-9, atol=1e-12)
 
 
+@pytest.mark.parametrize("which", ["odml", "cmoml"])
+def test_anchor_blocks_do_not_change_the_loss(rng, x64, which):
+    """Blocks of anchors (memory O(block m^2), the budget's rule for large n) give the one-block loss and
+    gradient: 7 blocks of at most 5 anchors (the last padded) against every anchor at once."""
+    X, y = _graded(rng, n=33)
+    prob = _prob(X, y, which, pad_to=None)
+    L = jnp.asarray(rng.normal(size=(2, 4)))
+    m = prob.neighbours.shape[1]
+    blocked = jax.jit(jax.value_and_grad(functools.partial(getattr(jaxdml.losses, which), block_elements=5 * m * m)))
+    whole = jax.jit(jax.value_and_grad(getattr(jaxdml.losses, which)))
+    (v5, g5), (v, g) = blocked(L, prob), whole(L, prob)
+    np.testing.assert_allclose(float(v5), float(v), rtol=1e-12)
+    np.testing.assert_allclose(g5, g, rtol=1e-10, atol=1e-13)
+
+
 def _chains(Z, y, size):
     D = _sq_dists(np.asarray(Z, dtype=np.float64))
     nb = np.argsort(D + np.diag(np.full(len(Z), np.inf)), axis=1, kind="stable")[:, :size]

@@ -23,7 +23,7 @@ def _average_weights(idx, mask):
     return m / jnp.maximum(jnp.sum(m, axis=1, keepdims=True), 1.0)
 
 
-def neighbourhood_scatter(X, idx, weights):
+def neighbourhood_scatter(X, idx, weights, slotwise: bool = False):
     r"""Weighted scatter of neighbour differences, via a graph Laplacian.
 
     .. math:: \sum_i \sum_{j} w_{ij} (x_i - x_{\mathrm{idx}_{ij}})(x_i - x_{\mathrm{idx}_{ij}})^T
@@ -37,11 +37,17 @@ def neighbourhood_scatter(X, idx, weights):
     X : (n, d) array
     idx : (n, k) int array, neighbour indices of each row.
     weights : (n, k) array, ``w_ij`` (0 for padding slots).
+    slotwise : bool (static)
+        Gather the neighbours one slot at a time (``O(n d)`` memory instead of the ``(n, k, d)``
+        gather; for large ``n d``, e.g. Nystrom features of many rows).
     """
     n, k = idx.shape
     w = weights.astype(X.dtype)
     deg = jnp.sum(w, axis=1) + jax.ops.segment_sum(w.reshape(-1), idx.reshape(-1), num_segments=n)
-    pulled = jnp.einsum("nk,nkd->nd", w, X[idx])  # W X, a gather (no scatter of rows)
+    if slotwise:
+        pulled = sum(w[:, j, None] * X[idx[:, j]] for j in range(k))
+    else:
+        pulled = jnp.einsum("nk,nkd->nd", w, X[idx])  # W X, a gather (no scatter of rows)
     # X^T (D - W - W^T) X = sym(X^T (D X - 2 W X)): one product, no transposed graph
     return symmetrize(X.T @ (deg[:, None] * X - 2.0 * pulled))
 
@@ -58,9 +64,9 @@ def laplacian_apply(X, idx, weights):
     return deg[:, None] * X - pulled - pushed
 
 
-@functools.partial(jax.jit, static_argnames=("n_components",))
+@functools.partial(jax.jit, static_argnames=("n_components", "slotwise"))
 def anmm_components(X, friends_idx, enemies_idx, n_components: int, friends_mask=None, enemies_mask=None,
-                    feature_mask=None):
+                    feature_mask=None, slotwise: bool = False):
     r"""ANMM: the linear map maximising the average neighbourhood margin.
 
     .. math::
@@ -88,6 +94,8 @@ def anmm_components(X, friends_idx, enemies_idx, n_components: int, friends_mask
     feature_mask : (d,) array, optional
         0 marks coordinates that carry no data (e.g. dropped kernel directions): they are ranked
         last instead of competing with negative eigenvalues.
+    slotwise : bool (static)
+        See :func:`neighbourhood_scatter`.
 
     Returns
     -------
@@ -110,8 +118,8 @@ def anmm_components(X, friends_idx, enemies_idx, n_components: int, friends_mask
     ----------
     F. Wang, C. Zhang. Feature extraction by maximizing the average neighborhood margin. CVPR 2007.
     """
-    S = neighbourhood_scatter(X, enemies_idx, _average_weights(enemies_idx, enemies_mask))
-    C = neighbourhood_scatter(X, friends_idx, _average_weights(friends_idx, friends_mask))
+    S = neighbourhood_scatter(X, enemies_idx, _average_weights(enemies_idx, enemies_mask), slotwise)
+    C = neighbourhood_scatter(X, friends_idx, _average_weights(friends_idx, friends_mask), slotwise)
     G = S - C
     if feature_mask is not None:
         # dropped coordinates have zero rows/columns; push their eigenvalues below every real one

@@ -22,10 +22,10 @@ def _pair_weights(idx, mask, dtype):
     return m / jnp.maximum(jnp.sum(m), 1.0)
 
 
-@functools.partial(jax.jit, static_argnames=("n_components", "use_factor", "scaling"))
+@functools.partial(jax.jit, static_argnames=("n_components", "use_factor", "scaling", "slotwise"))
 def dmlmj_components(X, positive_idx, negative_idx, n_components: int, reg=0.1, positive_mask=None,
                      negative_mask=None, feature_mask=None, use_factor: bool = True, scaling: str = "sqrt",
-                     span_tol=1e-10):
+                     span_tol=1e-10, slotwise: bool = False):
     r"""DMLMJ: the map maximising the Jeffrey divergence between the neighbour-difference spaces.
 
     .. math::
@@ -93,6 +93,8 @@ def dmlmj_components(X, positive_idx, negative_idx, n_components: int, reg=0.1, 
         Row scaling, see above (``"none"``: the paper's).
     span_tol : float
         Relative eigenvalue of :math:`\Sigma_S + \Sigma_D` below which a direction has no data.
+    slotwise : bool (static)
+        Neighbour scatters without the ``(n, k, d)`` gather (:func:`neighbourhood_scatter`).
 
     Returns
     -------
@@ -123,12 +125,12 @@ def dmlmj_components(X, positive_idx, negative_idx, n_components: int, reg=0.1, 
     wp = _pair_weights(positive_idx, positive_mask, dt)
     wn = _pair_weights(negative_idx, negative_mask, dt)
     r = d if feature_mask is None else jnp.maximum(jnp.sum(feature_mask), 1.0)
-    Sigma_D = neighbourhood_scatter(X, negative_idx, wn)
+    Sigma_D = neighbourhood_scatter(X, negative_idx, wn, slotwise)
     if use_factor:
         F = (jnp.sqrt(wp)[:, :, None] * (X[:, None, :] - X[positive_idx])).reshape(-1, d)
         Sigma_S = symmetrize(F.T @ F)
     else:
-        Sigma_S = neighbourhood_scatter(X, positive_idx, wp)
+        Sigma_S = neighbourhood_scatter(X, positive_idx, wp, slotwise)
     scale = jnp.trace(Sigma_S) / r
     scale = jnp.where(scale > 0, scale, jnp.maximum(jnp.trace(Sigma_D) / r, 1.0))
     ridge = reg * scale

@@ -61,9 +61,13 @@ def kda_components(K, codes, n_components: int, n_classes: int, reg=1e-6, weight
     Cholesky factorisation (no ``n x n`` eigendecomposition). Rows are scaled to unit
     within-class variance per sample, :math:`A V_\epsilon A^T = n I` (as for LDA).
 
+    ``K`` may also be the ``(n, m)`` kernel columns ``K(X, Z)`` of ``m`` landmarks ``Z``: the same
+    problem with the coefficients restricted to the landmarks (``A`` is ``(n_components, m)``; the
+    scatters are ``m x m``; with every training row a landmark it is the problem above).
+
     Parameters
     ----------
-    K : (n, n) kernel matrix of the training data.
+    K : (n, n) kernel matrix of the training data, or its (n, m) columns of landmarks.
     codes : (n,) int class codes in ``[0, n_classes)``.
     n_components : int
         At most ``n_classes - 1`` (static).
@@ -75,7 +79,7 @@ def kda_components(K, codes, n_components: int, n_classes: int, reg=1e-6, weight
 
     Returns
     -------
-    A : (n_components, n) array; embed new data with ``K(X_new, X_fit) @ A.T``.
+    A : (n_components, n) (or (n_components, m)) array; embed new data with ``K(X_new, X_fit) @ A.T``.
     eigenvalues : (n_classes,) eigenvalues of :math:`V_\epsilon^{-1} U`, descending (the last is 0).
 
     Examples
@@ -104,7 +108,7 @@ def kda_components(K, codes, n_components: int, n_classes: int, reg=1e-6, weight
     scale = jnp.trace(V) / n  # mean eigenvalue per sample; K's diagonal if classes are points
     scale = jnp.where(scale > 0, scale, jnp.maximum(jnp.trace(K) / n, 1.0))
     ridge = reg * scale
-    C = jnp.linalg.cholesky(V + ridge * jnp.eye(n_all, dtype=K.dtype))
+    C = jnp.linalg.cholesky(V + ridge * jnp.eye(K.shape[1], dtype=K.dtype))
     P, s, _ = jnp.linalg.svd(solve_triangular(C, H, lower=True), full_matrices=False)
     At = solve_triangular(C.T, P[:, :n_components], lower=False)
     return sign_flip(At).T * jnp.sqrt(n), s * s

@@ -16,7 +16,7 @@ from ._kda import kernel_coordinates
 from ._lfda import affinity_matrix, lfda_scatters
 from ._truncated import leading_eigh, whitened_pencil
 
-__all__ = ["kllda_components"]
+__all__ = ["kllda_components", "kllda_landmark_components"]
 
 
 @jax.jit
@@ -156,4 +156,22 @@ def kllda_components(K, codes, n_classes: int, n_components: int, k: int = 7, re
     Z, T, _ = _kernel_coordinates(K, tol)
     Sb, Sw = lfda_scatters(np.asarray(Z)[:n], codes, n_classes, k, 1024, affinity)
     A, w = _dense_solution(Sb, Sw, T, reg, float(n), n_components)
+    return A, w, dict(solver="dense")
+
+
+def kllda_landmark_components(Phi, T, codes, n_classes: int, n_components: int, k: int = 7, reg=1e-3,
+                              affinity: str = "local-scaling"):
+    r"""KLLDA for the Nystrom kernel :math:`\Phi \Phi^T` of ``m`` landmarks: the dense path of
+    :func:`kllda_components` with the features ``Phi`` (n, r) in place of the kernel coordinates
+    (LFDA's local scatters of the rows of ``Phi``, ``r x r``; class by class, memory ``O(block n_c)``)
+    and ``T`` (m, r) in place of their map. Zero columns of ``Phi`` (padding) carry no scatter.
+
+    Returns
+    -------
+    A : (n_components, m) array, on the landmarks.
+    eigenvalues : (n_components,) descending.
+    info : dict (which eigensolver ran).
+    """
+    Sb, Sw = lfda_scatters(Phi, codes, n_classes, k, 1024, affinity)
+    A, w = _dense_solution(Sb, Sw, T, reg, float(Phi.shape[0]), n_components)
     return A, w, dict(solver="dense")

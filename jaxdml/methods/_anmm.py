@@ -15,8 +15,9 @@ from ..eigen import anmm_components, kanmm_components
 from ..eigen._anmm import kanmm_components_truncated
 from ..eigen._truncated import use_truncated
 from ._base import BaseMetricLearner, KernelMetricLearner
-from ._neighbourhoods import (KERNEL_ATTRIBUTES, KERNEL_DOC, kernel_neighbourhoods, kernel_result,
-                              linear_neighbourhoods, training_kernel)
+from ._landmarks import N_LANDMARKS_DOC, landmark_result, nystrom, padded_features, resolve_landmarks
+from ._neighbourhoods import (KERNEL_ATTRIBUTES, KERNEL_DOC, kernel_neighbourhoods, kernel_parameters, kernel_result,
+                              landmark_neighbourhoods, linear_neighbourhoods, training_kernel)
 from ._record import EIGEN_SOLVER, EIGEN_SOLVER_DOC, KERNEL_CONSTRAINTS, KERNEL_DEFAULTS, POSITIVE_INT, Method
 
 _N_COMPONENTS = [Interval(numbers.Integral, 1, None), None]
@@ -35,9 +36,29 @@ def _anmm(X, codes, n_classes, *, n_components, n_friends, n_enemies, pad_to="au
     return dict(L=L[:n_components], info=dict(eigenvalues=w, margin=float(w[:n_components].sum())))
 
 
+def _kanmm_landmarks(X, codes, m, *, n_components, n_friends, n_enemies, kernel, params, pad_to, random_state):
+    """KANMM for the Nystrom kernel of ``m`` landmarks: ANMM on the features, as the dense path on the
+    kernel coordinates (:func:`jaxdml.eigen.kanmm_components`)."""
+    lm = nystrom(X, kernel, params, m, random_state)
+    nb = landmark_neighbourhoods(X, lm.Phi, codes, kernel, n_friends, n_enemies, ("n_friends", "n_enemies"), "KANMM")
+    bucket = resolve_bucket(X.shape[0], pad_to)
+    friends, fmask, enemies, emask = pad_neighbourhoods(X.shape[0], bucket, *nb)
+    Phi, keep = padded_features(lm.Phi, bucket)
+    lm = lm._replace(Phi=None)  # the padded copy serves from here (memory: one n x r array less)
+    L, w = x64_call(anmm_components, Phi, friends, enemies, Phi.shape[1], fmask, emask, keep, slotwise=True)
+    return landmark_result(L, lm, n_components, kernel, params,
+                           dict(eigenvalues=w, margin=float(w[:n_components].sum()), eigen_solver=dict(solver="dense")))
+
+
 def _kanmm(X, codes, n_classes, *, n_components, n_friends, n_enemies, kernel, gamma, degree,
-           coef0, eigen_solver="auto", pad_to="auto", random_state=None, max_iter=None, tol=None, verbose=0):
+           coef0, eigen_solver="auto", n_landmarks="auto", pad_to="auto", random_state=None, max_iter=None, tol=None,
+           verbose=0):
     n = X.shape[0]
+    m = resolve_landmarks(n_landmarks, n, "KANMM")
+    if m is not None:
+        return _kanmm_landmarks(X, codes, m, n_components=n_components, n_friends=n_friends, n_enemies=n_enemies,
+                                kernel=kernel, params=kernel_parameters(X, kernel, gamma, degree, coef0),
+                                pad_to=pad_to, random_state=random_state)
     K, params = training_kernel(X, kernel, gamma, degree, coef0)
     nb = kernel_neighbourhoods(K, codes, n_friends, n_enemies, ("n_friends", "n_enemies"), "KANMM")
     bucket = resolve_bucket(n, pad_to)
@@ -128,6 +149,11 @@ class KANMM(KernelMetricLearner):
     to :math:`LL^T = AKA^T = I` (:func:`jaxdml.eigen.kanmm_components`). With the linear kernel it
     reproduces :class:`ANMM`.
 
+    On landmarks (``n_landmarks``; by default above 4096 training rows) it is ANMM on the Nystrom
+    features (the dense path's problem for the Nystrom kernel); the neighbourhoods are the exact
+    feature-space ones for the rbf and linear kernels (searched in input space, where the order is the
+    same), the features' for the others.
+
     Parameters
     ----------
     n_components : int, default=None
@@ -135,7 +161,9 @@ class KANMM(KernelMetricLearner):
     n_friends : int, default=3
     n_enemies : int, default=1
         As in :class:`ANMM`.
-    """ + KERNEL_DOC + EIGEN_SOLVER_DOC + KERNEL_ATTRIBUTES + r"""
+    """ + KERNEL_DOC + EIGEN_SOLVER_DOC + N_LANDMARKS_DOC + r"""
+    random_state : int, RandomState or None, default=None
+        Seeds the choice of landmarks (None: deterministic, seed 0).""" + KERNEL_ATTRIBUTES + r"""
     Examples
     --------
     >>> from sklearn.datasets import load_iris
@@ -154,7 +182,7 @@ class KANMM(KernelMetricLearner):
                               "n_friends": POSITIVE_INT, "n_enemies": POSITIVE_INT, "eigen_solver": EIGEN_SOLVER}
 
     def __init__(self, n_components=None, *, n_friends=3, n_enemies=1, kernel="rbf", gamma=None, degree=3,
-                 coef0=1, eigen_solver="auto"):
+                 coef0=1, eigen_solver="auto", n_landmarks="auto", random_state=None):
         self.n_components = n_components
         self.n_friends = n_friends
         self.n_enemies = n_enemies
@@ -163,3 +191,5 @@ class KANMM(KernelMetricLearner):
         self.degree = degree
         self.coef0 = coef0
         self.eigen_solver = eigen_solver
+        self.n_landmarks = n_landmarks
+        self.random_state = random_state

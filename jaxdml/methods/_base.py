@@ -11,6 +11,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import Interval, Options, check_class_labels, check_params, check_scale
+from ..solvers._result import KernelFittedMetric
 from ._engine import run
 from ._record import KERNEL_CONSTRAINTS, SETTINGS, Method
 from ._tuples import fit_kwargs, form_tuples, input_kind, prepare_tuples
@@ -145,6 +146,12 @@ class BaseMetricLearner(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
 
     def _store(self, result) -> None:
         self.result_ = result
+        if isinstance(result, KernelFittedMetric):  # a kernel method's coefficients (any front end)
+            self.X_fit_ = result.X_fit
+            self.kernel_params_ = dict(result.kernel_params)
+        else:
+            for name in ("X_fit_", "kernel_params_"):
+                self.__dict__.pop(name, None)
         self.components_ = np.asarray(result.L, dtype=np.float64)
         self.metric_ = np.asarray(result.M, dtype=np.float64)
         self.n_iter_ = int(result.n_iter)
@@ -155,10 +162,16 @@ class BaseMetricLearner(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         self._n_features_out = self.components_.shape[0]
 
     # ------------------------------------------------------------------ using the metric
+    def _kernel_fitted(self) -> bool:
+        return isinstance(getattr(self, "result_", None), KernelFittedMetric)
+
     def transform(self, X):
-        """Embed ``X`` with the learned map: ``X @ components_.T``."""
+        """Embed ``X`` with the learned map: ``X @ components_.T`` (a kernel method's:
+        ``K(X, X_fit_) @ components_.T``)."""
         check_is_fitted(self, "components_")
         X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+        if self._kernel_fitted():
+            return self.result_.transform(X).astype(X.dtype, copy=False)
         return X @ self.components_.T.astype(X.dtype, copy=False)
 
     def metric(self) -> np.ndarray:
@@ -177,6 +190,8 @@ class BaseMetricLearner(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
 
     def _embed(self, rows: np.ndarray) -> np.ndarray:
         """Rows (float64, n_features columns) in the learned space."""
+        if self._kernel_fitted():
+            return np.asarray(self.result_.transform(rows), dtype=np.float64)
         return rows @ self.components_.T
 
     def _formed(self, tuples, arity: int, owner: str) -> np.ndarray:
@@ -226,7 +241,7 @@ class BaseMetricLearner(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
 
 def copy_embedding(est):
     """A function embedding rows like ``est`` does now (unaffected by a later refit)."""
-    if isinstance(est, KernelMetricLearner):
+    if isinstance(est.result_, KernelFittedMetric):
         import copy
 
         result = copy.deepcopy(est.result_)
@@ -284,22 +299,9 @@ class KernelMetricLearner(BaseMetricLearner):
     """Base for kernel methods: ``transform(X) = K(X, X_fit_) @ components_.T``.
 
     ``components_`` is the coefficient matrix ``A`` (n_components, n_train) of the representer
-    theorem and ``X_fit_`` the training data; ``metric()`` is ``A^T A`` on kernel columns.
+    theorem and ``X_fit_`` the training data (on the landmark path, ``n_landmarks``: the ``m``
+    landmark rows, ``A`` of shape (n_components, m)); ``metric()`` is ``A^T A`` on kernel columns.
     Subclasses expose ``kernel``, ``gamma``, ``degree`` and ``coef0`` parameters.
     """
 
-    _parameter_constraints = dict(KERNEL_CONSTRAINTS)
-
-    def _store(self, result) -> None:
-        super()._store(result)
-        self.X_fit_ = result.X_fit
-        self.kernel_params_ = dict(result.kernel_params)
-
-    def _embed(self, rows: np.ndarray) -> np.ndarray:
-        return np.asarray(self.result_.transform(rows), dtype=np.float64)
-
-    def transform(self, X):
-        """Embed ``X`` through the kernel: ``K(X, X_fit_) @ components_.T``."""
-        check_is_fitted(self, "components_")
-        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
-        return self.result_.transform(X).astype(X.dtype, copy=False)
+    _parameter_constraints = {**KERNEL_CONSTRAINTS, "random_state": ["random_state"]}

@@ -9,7 +9,8 @@ from .._validation import Interval, Options
 from ..losses._ordinal import cmoml
 from ._base import KernelMetricLearner
 from ._odml import _COMMON, _OrdinalLearner
-from ._ordinal import (KERNEL_INIT, KERNEL_SETTINGS, LINEAR_SETTINGS, UNBOUNDED, nearest_neighbourhoods,
+from ._landmarks import N_LANDMARKS_DOC
+from ._ordinal import (KERNEL_INIT, KERNEL_SETTINGS, LINEAR_SETTINGS, UNBOUNDED, nearest_neighbourhoods, nearest_search,
                        solve_kernel, solve_linear)
 from ._record import KERNEL_CONSTRAINTS, Method
 
@@ -38,7 +39,7 @@ def _cmoml(X, y, n_classes, *, chain_size, neighborhood_size, temperature, **kw)
 def _kcmoml(X, y, n_classes, *, chain_size, neighborhood_size, temperature, **kw):
     _check_size(X, neighborhood_size, chain_size, "kcmoml")
     return solve_kernel(cmoml, "kcmoml", _hood(neighborhood_size, chain_size), X, y,
-                        hyper=dict(chain_size=int(chain_size), temperature=float(temperature)), **kw)
+                        search=functools.partial(nearest_search, size=int(neighborhood_size)), hyper=dict(chain_size=int(chain_size), temperature=float(temperature)), **kw)
 
 
 def _check_size(X, size, chain_size, name):
@@ -51,7 +52,8 @@ def _check_size(X, size, chain_size, name):
 CMOML_METHOD = Method("cmoml", "L", _cmoml, defaults=dict(CMOML_DEFAULTS), constraints=dict(CMOML_CONSTRAINTS),
                       settings=LINEAR_SETTINGS, estimator="CMOML", labels=False)
 KCMOML_METHOD = Method(
-    "kcmoml", "A", _kcmoml, defaults=dict(kernel="linear", gamma=None, degree=3, coef0=1.0, **CMOML_DEFAULTS),
+    "kcmoml", "A", _kcmoml, defaults=dict(kernel="linear", gamma=None, degree=3, coef0=1.0, n_landmarks="auto",
+                                          **CMOML_DEFAULTS),
     constraints={**KERNEL_CONSTRAINTS, **CMOML_CONSTRAINTS}, settings=KERNEL_SETTINGS,
     max_components=lambda d, c: UNBOUNDED, estimator="KCMOML", labels=False)
 
@@ -122,7 +124,7 @@ class CMOML(_OrdinalLearner):
 
 
 class KCMOML(KernelMetricLearner, _OrdinalLearner):
-    """Kernel Chain Maximising Ordinal Metric Learning: CMOML in the feature space of a kernel.
+    __doc__ = """Kernel Chain Maximising Ordinal Metric Learning: CMOML in the feature space of a kernel.
 
     ``transform(X) = K(X, X_fit_) @ components_.T``; neighbourhoods by feature-space distance.
     With ``kernel="linear"`` it reproduces :class:`CMOML` (see :mod:`jaxdml.methods._ordinal`).
@@ -137,8 +139,10 @@ class KCMOML(KernelMetricLearner, _OrdinalLearner):
     chain_size, neighborhood_size, temperature : as :class:`CMOML`
     init : {"auto", "identity"}, default="auto"
     max_iter : int, default=None (200)
-    tol : float, default=1e-5
+    tol : float, default=1e-5""" + N_LANDMARKS_DOC + """
+        On landmarks the loss runs on the Nystrom features (neighbourhoods as :class:`KODML`'s).
     random_state : int, RandomState or None
+        Seeds the choice of landmarks.
     verbose : int, default=0
 
     Examples
@@ -158,8 +162,8 @@ class KCMOML(KernelMetricLearner, _OrdinalLearner):
     _parameter_constraints = {**_COMMON, **KERNEL_CONSTRAINTS, **CMOML_CONSTRAINTS, "init": KERNEL_INIT}
 
     def __init__(self, n_components=None, *, kernel="linear", gamma=None, degree=3, coef0=1.0, chain_size=3,
-                 neighborhood_size=50, temperature=0.1, init="auto", max_iter=None, tol=1e-5, random_state=None,
-                 verbose=0):
+                 neighborhood_size=50, temperature=0.1, init="auto", max_iter=None, tol=1e-5, n_landmarks="auto",
+                 random_state=None, verbose=0):
         self.n_components = n_components
         self.kernel = kernel
         self.gamma = gamma
@@ -171,5 +175,6 @@ class KCMOML(KernelMetricLearner, _OrdinalLearner):
         self.init = init
         self.max_iter = max_iter
         self.tol = tol
+        self.n_landmarks = n_landmarks
         self.random_state = random_state
         self.verbose = verbose

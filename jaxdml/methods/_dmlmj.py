@@ -15,8 +15,10 @@ from ..eigen import dmlmj_components, kdmlmj_components
 from ..eigen._dmlmj import kdmlmj_components_truncated
 from ..eigen._truncated import use_truncated
 from ._base import BaseMetricLearner, KernelMetricLearner
-from ._neighbourhoods import (KERNEL_ATTRIBUTES, KERNEL_DOC, kernel_neighbourhoods, kernel_result,
-                              linear_neighbourhoods, training_kernel)
+from ..kernels._landmarks import LANDMARK_TOL
+from ._landmarks import N_LANDMARKS_DOC, landmark_result, nystrom, padded_features, resolve_landmarks
+from ._neighbourhoods import (KERNEL_ATTRIBUTES, KERNEL_DOC, kernel_neighbourhoods, kernel_parameters, kernel_result,
+                              landmark_neighbourhoods, linear_neighbourhoods, training_kernel)
 from ._record import EIGEN_SOLVER, EIGEN_SOLVER_DOC, KERNEL_CONSTRAINTS, KERNEL_DEFAULTS, POSITIVE_INT, Method
 
 _N_COMPONENTS = [Interval(numbers.Integral, 1, None), None]
@@ -41,9 +43,29 @@ def _dmlmj(X, codes, n_classes, *, n_components, n_neighbors, reg, pad_to="auto"
     return dict(L=L[:n_components], info=dict(eigenvalues=lam, objective=float(np.sum(top + 1.0 / top))))
 
 
-def _kdmlmj(X, codes, n_classes, *, n_components, n_neighbors, reg, kernel, gamma,
-            degree, coef0, eigen_solver="auto", pad_to="auto", random_state=None, max_iter=None, tol=None, verbose=0):
+def _kdmlmj_landmarks(X, codes, m, *, n_components, n_neighbors, reg, kernel, params, pad_to, random_state):
+    """KDMLMJ for the Nystrom kernel of ``m`` landmarks: DMLMJ on the features, as the dense path on the
+    kernel coordinates (:func:`jaxdml.eigen.kdmlmj_components`)."""
+    lm = nystrom(X, kernel, params, m, random_state)
+    nb = landmark_neighbourhoods(X, lm.Phi, codes, kernel, n_neighbors, n_neighbors, ("n_neighbors", "n_neighbors"),
+                                 "KDMLMJ")
+    bucket = resolve_bucket(X.shape[0], pad_to)
+    pos, pmask, neg, nmask = pad_neighbourhoods(X.shape[0], bucket, *nb)
+    Phi, keep = padded_features(lm.Phi, bucket)
+    lm = lm._replace(Phi=None)  # the padded copy serves from here (memory: one n x r array less)
+    L, lam = x64_call(dmlmj_components, Phi, pos, neg, Phi.shape[1], float(reg), pmask, nmask, keep, use_factor=False,
+                      scaling=_dmlmj_scaling(reg), span_tol=LANDMARK_TOL, slotwise=True)
+    return landmark_result(L, lm, n_components, kernel, params, dict(eigenvalues=lam, eigen_solver=dict(solver="dense")))
+
+
+def _kdmlmj(X, codes, n_classes, *, n_components, n_neighbors, reg, kernel, gamma, degree, coef0, eigen_solver="auto",
+            n_landmarks="auto", pad_to="auto", random_state=None, max_iter=None, tol=None, verbose=0):
     n = X.shape[0]
+    m = resolve_landmarks(n_landmarks, n, "KDMLMJ")
+    if m is not None:
+        return _kdmlmj_landmarks(X, codes, m, n_components=n_components, n_neighbors=n_neighbors, reg=reg,
+                                 kernel=kernel, params=kernel_parameters(X, kernel, gamma, degree, coef0),
+                                 pad_to=pad_to, random_state=random_state)
     K, params = training_kernel(X, kernel, gamma, degree, coef0)
     nb = kernel_neighbourhoods(K, codes, n_neighbors, n_neighbors, ("n_neighbors", "n_neighbors"), "KDMLMJ")
     bucket = resolve_bucket(n, pad_to)
@@ -146,7 +168,11 @@ class KDMLMJ(KernelMetricLearner):
     reg : float, default=0.1
         As in :class:`DMLMJ` (the ridge is defined in feature space).
     """ + KERNEL_DOC + EIGEN_SOLVER_DOC + r"""
-        (``reg=0`` always uses the dense path.)""" + KERNEL_ATTRIBUTES + r"""
+        (``reg=0`` always uses the dense path.)""" + N_LANDMARKS_DOC + r"""
+        On landmarks it is DMLMJ on the Nystrom features (the dense path's problem for the Nystrom
+        kernel; neighbourhoods as :class:`KANMM`'s).
+    random_state : int, RandomState or None, default=None
+        Seeds the choice of landmarks (None: deterministic, seed 0).""" + KERNEL_ATTRIBUTES + r"""
     Examples
     --------
     >>> from sklearn.datasets import load_iris
@@ -167,7 +193,7 @@ class KDMLMJ(KernelMetricLearner):
                               "eigen_solver": EIGEN_SOLVER}
 
     def __init__(self, n_components=None, *, n_neighbors=3, reg=0.1, kernel="rbf", gamma=None, degree=3, coef0=1,
-                 eigen_solver="auto"):
+                 eigen_solver="auto", n_landmarks="auto", random_state=None):
         self.n_components = n_components
         self.n_neighbors = n_neighbors
         self.reg = reg
@@ -176,3 +202,5 @@ class KDMLMJ(KernelMetricLearner):
         self.degree = degree
         self.coef0 = coef0
         self.eigen_solver = eigen_solver
+        self.n_landmarks = n_landmarks
+        self.random_state = random_state

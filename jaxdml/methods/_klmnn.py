@@ -29,7 +29,8 @@ from ..problems import make_problem
 from ..solvers._driver import make_optimizer, minimize
 from ..solvers._result import KernelFittedMetric
 from ._base import GradientMetricLearner, KernelMetricLearner
-from ._gradient import finish
+from ._gradient import finish, solve_loss
+from ._landmarks import landmark_result, nystrom, resolve_landmarks
 from ._lmnn import LMNN_CONSTRAINTS, LMNN_DEFAULTS, LMNN_METHOD
 from ._record import KERNEL_CONSTRAINTS, Method
 
@@ -143,9 +144,34 @@ def _kernel_problem(Zp, D, codes, n_neighbors, n_impostors, pad_to):
     return problem, bucket
 
 
+def _klmnn_landmarks(X, codes, n_classes, m, *, n_components, kernel, kernel_params, init, random_state, hyper,
+                     **settings):
+    """KLMNN for the Nystrom kernel of ``m`` landmarks: LMNN's solve step (with its large-data policy) on
+    the features, the map carried to the landmarks."""
+    lm = nystrom(X, kernel, kernel_params, m, random_state)
+    r = lm.Phi.shape[1]
+    n_out = _dimension(n_components, r)
+    if not isinstance(init, str):  # coefficients on the training rows: A0 k(x) ~ (A0 Phi) phi(x)
+        init = np.asarray(init, dtype=np.float64)
+        if init.shape != (n_out, X.shape[0]):
+            raise ValueError(f"KLMNN: init array must have shape ({n_out}, {X.shape[0]}) (n_components, n_samples); "
+                             f"got {init.shape}.")
+        init = init @ lm.Phi
+    elif init == "auto":  # the feature-space distance itself, as the exact path
+        init = "identity"
+    if isinstance(init, str) and init not in ("identity", "random"):
+        raise ValueError("KLMNN: init must be 'auto', 'identity', 'random' or an array "
+                         f"(n_components, n_samples); got {init!r}.")
+    res = solve_loss(LMNN_METHOD.loss, "klmnn", lm.Phi, codes, n_classes, n_components=n_out,
+                     random_state=random_state, init=init, **settings,
+                     **{k: v for k, v in hyper.items() if v is not None})
+    return landmark_result(res.L, lm, n_out, kernel, kernel_params, dict(res.info, kernel_rank=r), method="klmnn",
+                           n_iter=res.n_iter, converged=res.converged, loss_history=res.loss_history, loss=res.loss)
+
+
 def _klmnn(X, codes, n_classes, *, n_components, random_state, max_iter, tol, verbose, kernel, gamma, degree,
-           coef0, n_neighbors, mu, margin, n_impostors, init="auto", optimizer=None, learning_rate=None,
-           pad_to="auto"):
+           coef0, n_neighbors, mu, margin, n_impostors, n_landmarks="auto", init="auto", optimizer=None,
+           learning_rate=None, pad_to="auto"):
     n, d = X.shape
     tol = 1e-5 if tol is None else tol
     if not callable(kernel):
@@ -153,6 +179,13 @@ def _klmnn(X, codes, n_classes, *, n_components, random_state, max_iter, tol, ve
     kernel_params = {} if callable(kernel) else dict(gamma=gamma, degree=degree, coef0=coef0)
     if n_neighbors >= n:
         raise ValueError(f"jaxdml.fit(loss='klmnn'): n_neighbors={n_neighbors} must be smaller than n_samples={n}.")
+    m = resolve_landmarks(n_landmarks, n, "KLMNN")
+    if m is not None:
+        return _klmnn_landmarks(X, codes, n_classes, m, n_components=n_components, kernel=kernel,
+                                kernel_params=kernel_params, init=init, random_state=random_state,
+                                hyper=dict(mu=float(mu), margin=float(margin), n_impostors=n_impostors),
+                                max_iter=max_iter, tol=tol, verbose=verbose, optimizer=optimizer,
+                                learning_rate=learning_rate, n_neighbors=int(n_neighbors), pad_to=pad_to)
     K = kernel_matrix(X, kernel=kernel, **kernel_params)  # raises on non-finite values
     Z, P = kernel_basis(K)
     r = Z.shape[1]
@@ -188,7 +221,8 @@ def _klmnn(X, codes, n_classes, *, n_components, random_state, max_iter, tol, ve
 
 KLMNN_METHOD = Method(
     "klmnn", "A", _klmnn,
-    defaults=dict(kernel="linear", gamma=None, degree=3, coef0=1.0, n_neighbors=3, n_impostors=None, **LMNN_DEFAULTS),
+    defaults=dict(kernel="linear", gamma=None, degree=3, coef0=1.0, n_neighbors=3, n_impostors=None, n_landmarks="auto",
+                  **LMNN_DEFAULTS),
     constraints={**KERNEL_CONSTRAINTS, **LMNN_CONSTRAINTS, "n_neighbors": [Interval(numbers.Integral, 1, None)],
                  "n_impostors": [Interval(numbers.Integral, 1, None), None]},
     settings=frozenset({"n_neighbors", "init", "optimizer", "learning_rate", "pad_to"}),
@@ -222,11 +256,17 @@ class KLMNN(KernelMetricLearner):
     margin : float, default=1.0
     init : {"auto", "identity", "random"} or ndarray (n_components, n_samples), default="auto"
         "auto"/"identity" starts from the feature-space distance itself.
+    n_landmarks : "auto", int or None, default="auto"
+        As the other kernel methods' (see :class:`KDA`): on landmarks, KLMNN is LMNN (its solve step,
+        with its large-data policy: the active set of impostors from 4097 rows) on the Nystrom features,
+        the feature-space distance of the Nystrom kernel; with the linear kernel that is LMNN on a
+        rotation of the data. Target neighbours and impostors are searched among the features.
     max_iter : int, default=None (200)
     tol : float, default=1e-5
     optimizer : str or optax.GradientTransformation, default=None (L-BFGS)
     learning_rate : float, default=None
     random_state : int, RandomState or None
+        Seeds ``init="random"`` and the choice of landmarks.
     verbose : int, default=0
 
     Attributes
@@ -258,7 +298,7 @@ class KLMNN(KernelMetricLearner):
 
     def __init__(self, n_components=None, *, kernel="linear", gamma=None, degree=3, coef0=1.0,
                  n_neighbors=3, mu=0.5, margin=1.0, init="auto", max_iter=None, tol=1e-5,
-                 optimizer=None, learning_rate=None, random_state=None, verbose=0):
+                 optimizer=None, learning_rate=None, n_landmarks="auto", random_state=None, verbose=0):
         self.n_components = n_components
         self.kernel = kernel
         self.gamma = gamma
@@ -272,5 +312,6 @@ class KLMNN(KernelMetricLearner):
         self.tol = tol
         self.optimizer = optimizer
         self.learning_rate = learning_rate
+        self.n_landmarks = n_landmarks
         self.random_state = random_state
         self.verbose = verbose

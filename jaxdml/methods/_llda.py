@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import numbers
 
+import numpy as np
+
 from .._padding import pad_square, resolve_bucket
 from .._runtime import x64_call
 from .._validation import Interval, Options
 from ..eigen._lfda import AFFINITIES, lfda_components
-from ..eigen._llda import kllda_components
+from ..eigen._llda import kllda_components, kllda_landmark_components
 from ..eigen._truncated import use_truncated
 from ._base import BaseMetricLearner, KernelMetricLearner
-from ._neighbourhoods import KERNEL_ATTRIBUTES, KERNEL_DOC, kernel_result, training_kernel
+from ._landmarks import N_LANDMARKS_DOC, landmark_result, nystrom, padded_features, resolve_landmarks
+from ._neighbourhoods import KERNEL_ATTRIBUTES, KERNEL_DOC, kernel_parameters, kernel_result, training_kernel
 from ._record import EIGEN_SOLVER, EIGEN_SOLVER_DOC, KERNEL_CONSTRAINTS, KERNEL_DEFAULTS, Method
 
 __all__ = ["LLDA", "KLLDA", "LLDA_METHOD", "KLLDA_METHOD"]
@@ -29,9 +32,29 @@ def _llda(X, codes, n_classes, *, n_components, k, affinity, reg, **_):
     return dict(L=L, info=dict(eigenvalues=w[:n_components]))
 
 
+def _kllda_landmarks(X, codes, n_classes, n_landmarks, *, n_components, k, affinity, reg, kernel, params,
+                     random_state):
+    """KLLDA for the Nystrom kernel of the landmarks (:func:`jaxdml.eigen.kllda_landmark_components`)."""
+    lm = nystrom(X, kernel, params, n_landmarks, random_state)
+    Phi, keep = padded_features(lm.Phi, X.shape[0])
+    lm = lm._replace(Phi=None)  # the padded copy serves from here (memory: one n x r array less)
+    T = np.zeros((lm.T.shape[0], Phi.shape[1]))
+    T[:, :lm.T.shape[1]] = lm.T
+    A, w, how = x64_call(kllda_landmark_components, Phi, T, codes, n_classes, min(n_components, X.shape[0]), k,
+                         float(reg), affinity)
+    return landmark_result(A, lm, n_components, kernel, params, dict(eigenvalues=w, eigen_solver=how),
+                           on_features=False)
+
+
 def _kllda(X, codes, n_classes, *, n_components, k, affinity, reg, kernel, gamma, degree, coef0,
-           eigen_solver="auto", pad_to="auto", random_state=None, max_iter=None, tol=None, verbose=0):
+           eigen_solver="auto", n_landmarks="auto", pad_to="auto", random_state=None, max_iter=None, tol=None,
+           verbose=0):
     n = X.shape[0]
+    n_lm = resolve_landmarks(n_landmarks, n, "KLLDA")
+    if n_lm is not None:
+        return _kllda_landmarks(X, codes, n_classes, n_lm, n_components=n_components, k=k, affinity=affinity,
+                                reg=reg, kernel=kernel, params=kernel_parameters(X, kernel, gamma, degree, coef0),
+                                random_state=random_state)
     K, params = training_kernel(X, kernel, gamma, degree, coef0)
     m = min(n_components, n)
     bucket = resolve_bucket(n, pad_to)
@@ -132,7 +155,11 @@ class KLLDA(KernelMetricLearner):
         As in :class:`LLDA`.
     reg : float, default=1e-3
         Ridge :math:`\rho` added to :math:`S_w`, relative to :math:`\operatorname{tr}(S_w)/n` (as KDA's).
-    """ + KERNEL_DOC + EIGEN_SOLVER_DOC + KERNEL_ATTRIBUTES + r"""
+    """ + KERNEL_DOC + EIGEN_SOLVER_DOC + N_LANDMARKS_DOC + r"""
+        On landmarks it is the dense path with the Nystrom features as the coordinates (the local
+        scatters of the features, class by class).
+    random_state : int, RandomState or None, default=None
+        Seeds the choice of landmarks (None: deterministic, seed 0).""" + KERNEL_ATTRIBUTES + r"""
     Examples
     --------
     >>> from sklearn.datasets import load_iris
@@ -152,7 +179,7 @@ class KLLDA(KernelMetricLearner):
                               **_KLLDA_CONSTRAINTS}
 
     def __init__(self, n_components=None, *, k=7, affinity="local-scaling", reg=1e-3, kernel="rbf", gamma=None,
-                 degree=3, coef0=1, eigen_solver="auto"):
+                 degree=3, coef0=1, eigen_solver="auto", n_landmarks="auto", random_state=None):
         self.n_components = n_components
         self.k = k
         self.affinity = affinity
@@ -162,3 +189,5 @@ class KLLDA(KernelMetricLearner):
         self.degree = degree
         self.coef0 = coef0
         self.eigen_solver = eigen_solver
+        self.n_landmarks = n_landmarks
+        self.random_state = random_state

@@ -13,10 +13,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels import check_kernel_params, kernel_matrix
+from ..neighbors import other_class_neighbors, same_class_neighbors
 from ..solvers._result import KernelFittedMetric
 from .._warnings import warn as _warn
 
-__all__ = ["linear_neighbourhoods", "kernel_neighbourhoods", "training_kernel", "kernel_result",
+__all__ = ["linear_neighbourhoods", "kernel_neighbourhoods", "landmark_neighbourhoods", "kernel_parameters",
+           "training_kernel", "kernel_result",
            "KERNEL_DOC", "KERNEL_ATTRIBUTES"]
 
 
@@ -103,13 +105,30 @@ def kernel_neighbourhoods(K, codes, n_same, n_diff, names, owner):
     return _neighbourhoods(sq_dists, codes, n_same, n_diff, names, owner)
 
 
+def landmark_neighbourhoods(X, Phi, codes, kernel, n_same, n_diff, names, owner):
+    """Neighbourhoods as :func:`kernel_neighbourhoods` returns them, for the landmark path: a blockwise
+    device search (:mod:`jaxdml.neighbors`, memory ``O(block n)``, never the ``n x n`` kernel). For the rbf
+    and linear kernels the feature-space distance increases with the Euclidean one, so the search runs on
+    ``X`` and the neighbourhoods are the exact feature-space ones; for the others it runs on the Nystrom
+    features ``Phi`` (their distances approximate the feature-space ones)."""
+    _warn_small(codes, n_same, n_diff, names, owner)
+    P = X if isinstance(kernel, str) and kernel in ("rbf", "linear") else Phi
+    same, same_mask = same_class_neighbors(P, codes, n_same)
+    diff, diff_mask = other_class_neighbors(P, codes, n_diff)
+    return same, same_mask.astype(np.float64), diff, diff_mask.astype(np.float64)
+
+
+def kernel_parameters(X, kernel, gamma, degree, coef0) -> dict:
+    """The resolved ``gamma``, ``degree``, ``coef0`` of a named kernel (clear errors); ``{}`` for a callable."""
+    if callable(kernel):
+        return {}
+    g, dg, c0 = check_kernel_params(kernel, gamma, degree, coef0, X.shape[1])
+    return dict(gamma=g, degree=dg, coef0=c0)
+
+
 def training_kernel(X, kernel, gamma, degree, coef0):
     """Kernel matrix of the training data and the resolved kernel parameters (clear errors)."""
-    if callable(kernel):
-        params = {}
-    else:
-        g, dg, c0 = check_kernel_params(kernel, gamma, degree, coef0, X.shape[1])
-        params = dict(gamma=g, degree=dg, coef0=c0)
+    params = kernel_parameters(X, kernel, gamma, degree, coef0)
     # raises ValueError on non-finite values and on a callable that is not symmetric (or not PSD); the
     # built-in kernels' Gram matrices come out exactly symmetric
     K = kernel_matrix(X, kernel=kernel, **params)
@@ -144,9 +163,11 @@ KERNEL_ATTRIBUTES = """
 
     Attributes
     ----------
-    components_ : ndarray of shape (n_components, n_train)
+    components_ : ndarray of shape (n_components, n_train) or (n_components, n_landmarks)
         The coefficients ``A``: ``transform(X) = K(X, X_fit_) @ components_.T``.
-    X_fit_ : ndarray of shape (n_train, n_features)
+    X_fit_ : ndarray of shape (n_train, n_features) or (n_landmarks, n_features)
+        The training rows, or on the landmark path the landmarks (``result_.info["landmarks"]``: their
+        row numbers).
     kernel_params_ : dict
         The resolved ``gamma``, ``degree``, ``coef0``.
     result_ : KernelFittedMetric

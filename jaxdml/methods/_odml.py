@@ -8,8 +8,9 @@ import numbers
 from .._validation import Interval, Options
 from ..losses._ordinal import odml
 from ._base import BaseMetricLearner, KernelMetricLearner
+from ._landmarks import N_LANDMARKS_DOC
 from ._ordinal import (KERNEL_INIT, KERNEL_SETTINGS, LINEAR_SETTINGS, POSITIVE_INT, UNBOUNDED, odml_neighbourhoods,
-                       solve_kernel, solve_linear)
+                       odml_search, solve_kernel, solve_linear)
 from ._record import KERNEL_CONSTRAINTS, Method
 
 __all__ = ["LODML", "KODML", "LODML_METHOD", "KODML_METHOD"]
@@ -36,14 +37,16 @@ def _lodml(X, y, n_classes, *, n_targets, n_impostors, alpha, margin, weighted, 
 
 
 def _kodml(X, y, n_classes, *, n_targets, n_impostors, alpha, margin, weighted, **kw):
-    return solve_kernel(odml, "kodml", _hood(n_targets, n_impostors), X, y,
+    search = functools.partial(odml_search, n_targets=int(n_targets), n_impostors=int(n_impostors))
+    return solve_kernel(odml, "kodml", _hood(n_targets, n_impostors), X, y, search=search,
                         hyper=dict(alpha=float(alpha), margin=float(margin), weighted=bool(weighted)), **kw)
 
 
 LODML_METHOD = Method("lodml", "L", _lodml, defaults=dict(ODML_DEFAULTS), constraints=dict(ODML_CONSTRAINTS),
                       settings=LINEAR_SETTINGS, estimator="LODML", labels=False)
 KODML_METHOD = Method(
-    "kodml", "A", _kodml, defaults=dict(kernel="linear", gamma=None, degree=3, coef0=1.0, **ODML_DEFAULTS),
+    "kodml", "A", _kodml, defaults=dict(kernel="linear", gamma=None, degree=3, coef0=1.0, n_landmarks="auto",
+                                        **ODML_DEFAULTS),
     constraints={**KERNEL_CONSTRAINTS, **ODML_CONSTRAINTS}, settings=KERNEL_SETTINGS,
     max_components=lambda d, c: UNBOUNDED, estimator="KODML", labels=False)
 
@@ -148,7 +151,7 @@ class LODML(_OrdinalLearner):
 
 
 class KODML(KernelMetricLearner, _OrdinalLearner):
-    """Kernel Ordinal Distance Metric Learning: LODML in the feature space of a kernel.
+    __doc__ = """Kernel Ordinal Distance Metric Learning: LODML in the feature space of a kernel.
 
     ``transform(X) = K(X, X_fit_) @ components_.T`` with ``A = components_`` (n_components, n_train).
     Neighbourhoods are chosen by feature-space distance; the regulariser is the trace of the
@@ -166,8 +169,11 @@ class KODML(KernelMetricLearner, _OrdinalLearner):
     init : {"auto", "identity"}, default="auto"
         The feature-space distance itself.
     max_iter : int, default=None (200)
-    tol : float, default=1e-5
+    tol : float, default=1e-5""" + N_LANDMARKS_DOC + """
+        On landmarks the loss runs on the Nystrom features (neighbourhoods by a blockwise search: the
+        exact feature-space ones for the rbf and linear kernels, the features' for the others).
     random_state : int, RandomState or None
+        Seeds the choice of landmarks.
     verbose : int, default=0
 
     Examples
@@ -188,7 +194,7 @@ class KODML(KernelMetricLearner, _OrdinalLearner):
 
     def __init__(self, n_components=None, *, kernel="linear", gamma=None, degree=3, coef0=1.0, n_targets=10,
                  n_impostors=40, alpha=0.01, margin=1.0, weighted=True, init="auto", max_iter=None, tol=1e-5,
-                 random_state=None, verbose=0):
+                 n_landmarks="auto", random_state=None, verbose=0):
         self.n_components = n_components
         self.kernel = kernel
         self.gamma = gamma
@@ -202,5 +208,6 @@ class KODML(KernelMetricLearner, _OrdinalLearner):
         self.init = init
         self.max_iter = max_iter
         self.tol = tol
+        self.n_landmarks = n_landmarks
         self.random_state = random_state
         self.verbose = verbose

@@ -21,13 +21,16 @@ from .._runtime import to_device
 from .._validation import Interval, Options
 from ..kernels import check_kernel_params, feature_space_sq_dists, kernel_matrix
 from ..losses._ordinal import OrdinalProblem
+from ..neighbors import knn_search, other_class_neighbors, same_class_neighbors
 from ..solvers._driver import make_optimizer, minimize
 from ..solvers._init import initial_components
 from ..solvers._result import KernelFittedMetric
 from ._gradient import finish
 from ._klmnn import kernel_basis
+from ._landmarks import landmark_result, nystrom, resolve_landmarks
 
-__all__ = ["check_grades", "odml_neighbourhoods", "nearest_neighbourhoods", "solve_linear", "solve_kernel",
+__all__ = ["check_grades", "odml_neighbourhoods", "nearest_neighbourhoods", "odml_search", "nearest_search",
+           "solve_linear", "solve_kernel",
            "UNBOUNDED", "LINEAR_SETTINGS", "KERNEL_SETTINGS", "KERNEL_INIT"]
 
 #: ``max_components`` of the kernel versions: the bound (the rank of K) is only known from the data
@@ -95,6 +98,31 @@ def nearest_neighbourhoods(D, t, size):
     return out, mask
 
 
+def _grade_codes(t):
+    return np.unique(t, return_inverse=True)[1].astype(np.int32)
+
+
+def odml_search(P, t, n_targets, n_impostors):
+    """:func:`odml_neighbourhoods` by a blockwise search on the points ``P`` (Euclidean; memory
+    ``O(block n)``, never ``n x n``)."""
+    codes = _grade_codes(t)
+    same, same_mask = same_class_neighbors(P, codes, n_targets)
+    other, other_mask = other_class_neighbors(P, codes, n_impostors)
+    return np.concatenate([same, other], axis=1), np.concatenate([same_mask, other_mask], axis=1).astype(np.float64)
+
+
+def nearest_search(P, t, size):
+    """:func:`nearest_neighbourhoods` by a blockwise search on the points ``P``."""
+    n = P.shape[0]
+    k = min(size, n - 1)
+    idx, _ = knn_search(P, k)
+    out = np.tile(np.arange(n)[:, None], (1, size))
+    mask = np.zeros((n, size))
+    out[:, :k] = np.where(idx >= 0, idx, np.arange(n)[:, None])
+    mask[:, :k] = idx >= 0
+    return out, mask
+
+
 def _problem(Z, t, D, hood, pad_to):
     """The padded :class:`OrdinalProblem` of ``Z / c`` and the scale ``c``: ``c^2`` is the mean squared
     distance from a sample to its neighbourhood, so that a unit margin means the same on data of any
@@ -102,6 +130,11 @@ def _problem(Z, t, D, hood, pad_to):
     n = Z.shape[0]
     neigh, mask = hood(D, t)
     c2 = float(np.sum(D[np.arange(n)[:, None], neigh] * mask) / max(np.sum(mask), 1.0))
+    return _padded_problem(Z, t, neigh, mask, c2, pad_to)
+
+
+def _padded_problem(Z, t, neigh, mask, c2, pad_to):
+    n = Z.shape[0]
     c = np.sqrt(c2) if c2 > 0 else 1.0
     bucket = resolve_bucket(n, pad_to)
     neigh, mask = pad_neighbourhoods(n, bucket, neigh, mask)
@@ -110,6 +143,18 @@ def _problem(Z, t, D, hood, pad_to):
     return OrdinalProblem(X=to_device(pad(Z / c), dtype), grades=to_device(pad(t), dtype),
                           sample_mask=to_device(pad(np.ones(n)), dtype), neighbours=to_device(neigh),
                           neighbour_mask=to_device(mask, dtype)), bucket, c
+
+
+def _searched_problem(Z, t, P, search, pad_to):
+    """:func:`_problem` without distance matrices: the neighbourhoods by ``search(P, t)`` (a blockwise search
+    on the points ``P``), the scale from the rows of ``Z`` (memory ``O(n k)``)."""
+    neigh, mask = search(P, t)
+    d2 = np.zeros(neigh.shape)
+    for j in range(neigh.shape[1]):  # one neighbour slot at a time: O(n r) memory
+        diff = Z - Z[neigh[:, j]]
+        d2[:, j] = np.einsum("ij,ij->i", diff, diff)
+    c2 = float(np.sum(d2 * mask) / max(np.sum(mask), 1.0))
+    return _padded_problem(Z, t, neigh, mask, c2, pad_to)
 
 
 def _minimize(loss, params0, problem, name, *, max_iter, tol, optimizer, learning_rate, verbose, hyper):
@@ -137,10 +182,26 @@ def solve_linear(loss, name, hood, X, y, *, n_components, random_state, max_iter
                 info=dict(failed=bool(res.failed), padded_rows=bucket - X.shape[0], scale=c, **(hyper or {})))
 
 
+def _kernel_basis(X, t, kernel, kernel_params, n_landmarks, random_state, name, hood, search, pad_to):
+    """The coordinates ``Z`` (n, r) of the training rows, the map ``P`` (r, n or m) of kernel columns to them and
+    the problem: the kernel's eigenbasis (exact) or the Nystrom features of the landmarks (``lm``)."""
+    m = resolve_landmarks(n_landmarks, X.shape[0], name)
+    if m is None:
+        K = kernel_matrix(X, kernel=kernel, **kernel_params)
+        Z, P = kernel_basis(K)
+        return Z, P, None, lambda Zp: _problem(Zp, t, feature_space_sq_dists(K), hood, pad_to)
+    lm = nystrom(X, kernel, kernel_params, m, random_state)
+    # rbf and linear: the feature-space order is the Euclidean one (the search runs on X, exactly)
+    points = X if isinstance(kernel, str) and kernel in ("rbf", "linear") else lm.Phi
+    return lm.Phi, lm.T.T, lm, lambda Zp: _searched_problem(Zp, t, points, search, pad_to)
+
+
 def solve_kernel(loss, name, hood, X, y, *, n_components, random_state, max_iter, tol, verbose, kernel, gamma,
-                 degree, coef0, init="auto", optimizer=None, learning_rate=None, pad_to="auto",
-                 default_iter=200, hyper=None):
-    """Learn ``A`` (n_components, n_train) in the kernel's feature space (see the module docstring)."""
+                 degree, coef0, init="auto", optimizer=None, learning_rate=None, pad_to="auto", n_landmarks="auto",
+                 search=None, default_iter=200, hyper=None):
+    """Learn ``A`` (n_components, n_train) in the kernel's feature space (see the module docstring); on
+    landmarks (``n_landmarks``, :mod:`jaxdml.methods._landmarks`) on the Nystrom features, with the
+    neighbourhoods of ``search(points, t)`` (``hood``'s, by a blockwise search), ``A`` on the landmarks."""
     t = check_grades(y, name)
     n, d = X.shape
     if not (isinstance(init, str) and init in ("auto", "identity")):
@@ -148,8 +209,8 @@ def solve_kernel(loss, name, hood, X, y, *, n_components, random_state, max_iter
     if not callable(kernel):
         gamma, degree, coef0 = check_kernel_params(kernel, gamma, degree, coef0, d)
     kernel_params = {} if callable(kernel) else dict(gamma=gamma, degree=degree, coef0=coef0)
-    K = kernel_matrix(X, kernel=kernel, **kernel_params)
-    Z, P = kernel_basis(K)
+    Z, P, lm, make_problem = _kernel_basis(X, t, kernel, kernel_params, n_landmarks, random_state, name, hood,
+                                           search, pad_to)
     r = Z.shape[1]
     if n_components not in (None, UNBOUNDED) and n_components > r:
         raise ValueError(f"jaxdml.fit(loss={name!r}): n_components={n_components} exceeds the rank of the kernel "
@@ -163,13 +224,14 @@ def solve_kernel(loss, name, hood, X, y, *, n_components, random_state, max_iter
     B0 = np.eye(rows, r_pad)  # "auto"/"identity": the feature-space distance (KPCA directions below r)
     B0[n_out:] = 0.0
     B0[:, r:] = 0.0
-    problem, bucket, c = _problem(Zp, t, feature_space_sq_dists(K), hood, pad_to)
+    problem, bucket, c = make_problem(Zp)
     max_iter = default_iter if max_iter is None else int(max_iter)
     res, n_iter, hist = _minimize(loss, B0, problem, name, max_iter=max_iter, tol=tol, optimizer=optimizer,
                                   learning_rate=learning_rate, verbose=verbose, hyper=hyper)
-    A = np.asarray(res.params, dtype=np.float64)[:n_out, :r] @ P / c
-    return KernelFittedMetric(
-        L=A, method=name, n_iter=n_iter, converged=bool(res.converged), loss_history=hist, loss=float(res.loss),
-        info=dict(failed=bool(res.failed), kernel_rank=r, padded_rows=bucket - n, scale=c, **(hyper or {})),
-        X_fit=np.asarray(X, dtype=np.float64), kernel=kernel, kernel_params=kernel_params,
-    )
+    B = np.asarray(res.params, dtype=np.float64)[:n_out, :r]
+    info = dict(failed=bool(res.failed), kernel_rank=r, padded_rows=bucket - n, scale=c, **(hyper or {}))
+    fields = dict(method=name, n_iter=n_iter, converged=bool(res.converged), loss_history=hist, loss=float(res.loss))
+    if lm is not None:
+        return landmark_result(B / c, lm, n_out, kernel, kernel_params, info, **fields)
+    return KernelFittedMetric(L=B @ P / c, info=info, X_fit=np.asarray(X, dtype=np.float64), kernel=kernel,
+                              kernel_params=kernel_params, **fields)

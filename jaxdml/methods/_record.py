@@ -26,8 +26,10 @@ KERNEL_CONSTRAINTS = {
     "gamma": [Interval(numbers.Real, 0, None, closed="neither"), None],
     "degree": [Interval(numbers.Integral, 1, None)],
     "coef0": [Interval(numbers.Real, None, None)],
+    # the Nystrom landmark path (jaxdml.methods._landmarks)
+    "n_landmarks": [Options({"auto"}), Interval(numbers.Integral, 1, None), None],
 }
-KERNEL_DEFAULTS = dict(kernel="rbf", gamma=None, degree=3, coef0=1.0)
+KERNEL_DEFAULTS = dict(kernel="rbf", gamma=None, degree=3, coef0=1.0, n_landmarks="auto")
 # kernel methods without dense eigensolves (truncated eigensolver)
 EIGEN_SOLVER = [Options({"auto", "dense", "truncated"})]
 EIGEN_SOLVER_DOC = """
