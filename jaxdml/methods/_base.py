@@ -11,11 +11,15 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import Interval, Options, check_class_labels, check_params, check_scale
-from ._engine import run
+from ._engine import check_hyper, run
 from ._record import KERNEL_CONSTRAINTS, SETTINGS, Method
 from ._tuples import fit_kwargs, form_tuples, input_kind, prepare_tuples
 
 __all__ = ["BaseMetricLearner", "GradientMetricLearner", "KernelMetricLearner", "WARM_START_CALLBACK"]
+
+
+#: the arguments of :func:`jaxdml.methods.run` itself (not the method's hyper-parameters)
+_CORE = ("n_components", "max_iter", "tol", "random_state", "verbose")
 
 
 class _ByValue:
@@ -96,12 +100,34 @@ class BaseMetricLearner(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
             kw.pop(name, None)
         return kw
 
+    @staticmethod
+    def _split(kw: dict):
+        """``(core, settings, hyper)``: the arguments of :func:`jaxdml.methods.run`, the
+        :data:`SETTINGS` of :func:`jaxdml.fit`, and the method's hyper-parameters."""
+        kw = dict(kw)
+        core = {k: kw.pop(k) for k in _CORE if k in kw}
+        settings = {k: kw.pop(k) for k in list(kw) if k in SETTINGS}
+        return core, settings, kw
+
+    def _validate_params(self) -> None:
+        """Check the constructor parameters once, before the data are read.
+
+        The method's hyper-parameters (what reaches the record besides the core arguments and
+        the fit settings) are checked against the record's constraints by the very check
+        :func:`jaxdml.fit` runs, so an estimator and ``jaxdml.fit`` cannot accept different values;
+        every other parameter (input handling, core arguments, settings) against
+        ``_parameter_constraints``.
+        """
+        owner = type(self).__name__
+        hyper = self._split(self._fit_kwargs())[2]
+        own = {k: v for k, v in self.get_params(deep=False).items() if k not in hyper}
+        check_params(own, self._parameter_constraints, owner=owner)
+        check_hyper(self._get_record(), hyper, owner=owner)
+
     def _run(self, X, y, **extra):
         """Run the record on validated data with the constructor parameters (+ ``extra``)."""
-        kw = {**self._fit_kwargs(), **extra}
-        core = {k: kw.pop(k) for k in ("n_components", "max_iter", "tol", "random_state", "verbose") if k in kw}
-        settings = {k: kw.pop(k) for k in list(kw) if k in SETTINGS}
-        return run(self._get_record(), X, y, settings=settings, hyper=kw, checked=True, **core)
+        core, settings, hyper = self._split({**self._fit_kwargs(), **extra})
+        return run(self._get_record(), X, y, settings=settings, hyper=hyper, checked=True, **core)
 
     def fit(self, X, y=None):
         """Learn the metric from ``X`` (n_samples, n_features) and labels ``y`` (or from tuples,
@@ -109,7 +135,7 @@ class BaseMetricLearner(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         if self._tuple_arities and input_kind(X, getattr(self, "preprocessor", None)) != "points":
             return self._fit_tuples(X, y)
         owner = type(self).__name__
-        check_params(self.get_params(deep=False), self._parameter_constraints, owner=owner)
+        self._validate_params()
         self._clear_tuple_state()
         if self._supervised:
             labels = self._get_record().labels  # False: real-valued regression targets
@@ -129,7 +155,7 @@ class BaseMetricLearner(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
     def _fit_tuples(self, X, y, **extra):
         """Learn the metric from tuples (formed, or index tuples with ``preprocessor``)."""
         owner = type(self).__name__
-        check_params(self.get_params(deep=False), self._parameter_constraints, owner=owner)
+        self._validate_params()
         data = prepare_tuples(X, y, arities=self._tuple_arities, preprocessor=getattr(self, "preprocessor", None),
                               owner=f"{owner}.fit")
         check_scale(data.X, owner)

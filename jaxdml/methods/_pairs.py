@@ -29,7 +29,7 @@ import numpy as np
 from sklearn.utils.validation import validate_data
 
 from .._padding import bucket_size
-from .._validation import Interval, check_params
+from .._validation import Interval
 from ..linalg import components_from_metric
 from ..problems import make_pairs_problem, make_problem, pairs_from_labels
 from ._base import BaseMetricLearner
@@ -224,7 +224,7 @@ class PairsMetricLearner(_PairsClassifierMixin, BaseMetricLearner):
             return self._fit_tuples(X, y, calibration_params=calibration_params)
         if pairs is None and similar is None:
             return super().fit(X, y)
-        check_params(self.get_params(deep=False), self._parameter_constraints, owner=type(self).__name__)
+        self._validate_params()
         if y is not None:
             raise ValueError(f"{type(self).__name__}.fit: give either labels y or pairs/similar, not both.")
         self._clear_tuple_state()
