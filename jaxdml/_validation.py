@@ -23,6 +23,7 @@ __all__ = [
     "is_array_like",
     "check_data",
     "encode_labels",
+    "labelled",
     "check_centroids_num",
 ]
 
@@ -232,6 +233,16 @@ def check_class_labels(y, owner: str) -> None:
                 "grades; MLKR learns from continuous targets)." if kind.startswith("continuous")
                 else " y must hold class labels.")
         raise ValueError(f"{owner}: Unknown label type: {kind}.{hint}")
+
+
+def labelled(y) -> np.ndarray:
+    """Which entries of partial labels ``y`` are known: metric-learn's convention, where integer labels
+    below 0 (e.g. -1) mark unlabelled samples (integers, booleans and floats holding whole numbers);
+    other labels (strings, fractions) are all known."""
+    y = np.asarray(y)
+    if y.dtype.kind in "iub" or (y.dtype.kind == "f" and np.all(np.isfinite(y)) and np.all(y == np.round(y))):
+        return y >= 0
+    return np.ones(y.shape, bool)
 
 
 def encode_labels(y) -> tuple[np.ndarray, np.ndarray]:

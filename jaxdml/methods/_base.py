@@ -10,7 +10,7 @@ import optax
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._validation import Interval, Options, check_class_labels, check_params, check_scale
+from .._validation import Interval, Options, check_class_labels, check_params, check_scale, labelled
 from ._engine import check_hyper, run
 from ._record import KERNEL_CONSTRAINTS, SETTINGS, Method
 from ._tuples import fit_kwargs, form_tuples, input_kind, prepare_tuples
@@ -58,6 +58,9 @@ class BaseMetricLearner(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
     _parameter_constraints: dict = {}
     #: tuple arities this learner fits on (empty: points and labels only)
     _tuple_arities: tuple = ()
+    #: metric-learn's ``*_Supervised`` convention: negative integer labels mark unlabelled rows, which
+    #: take part in no constraint (:func:`jaxdml._validation.labelled`, as :class:`jaxdml.Constraints`)
+    _partial_labels: bool = False
 
     @property
     def _method(self) -> str:
@@ -142,6 +145,8 @@ class BaseMetricLearner(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
             if y is not None and labels:
                 check_class_labels(np.asarray(y), owner)
             X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2, y_numeric=not labels)
+            if self._partial_labels:
+                X, y = _labelled_rows(X, y, owner)
         else:
             X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
         check_scale(X, owner)
@@ -248,6 +253,19 @@ class BaseMetricLearner(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         tags = super().__sklearn_tags__()
         tags.target_tags.required = self._supervised
         return tags
+
+
+def _labelled_rows(X, y, owner):
+    """The rows of ``X`` with a known label (metric-learn's partial labels: negative integers are
+    unlabelled); a clear error when fewer than two remain."""
+    known = labelled(y)
+    if known.all():
+        return X, y
+    if known.sum() < 2:
+        raise ValueError(f"{owner}: negative labels mark unlabelled samples (metric-learn's convention for the "
+                         f"*_Supervised learners), and only {int(known.sum())} of {known.size} samples are labelled; "
+                         "constraints need at least two.")
+    return X[known], y[known]
 
 
 def copy_embedding(est):
