@@ -56,12 +56,27 @@ class FittedMetric:
     metric_: Optional[np.ndarray] = None
     input_scaling: Optional[tuple] = None
 
-    def _prepare(self, X, dtype) -> np.ndarray:
-        X = np.asarray(X, dtype=dtype)
+    def _prepare(self, X, dtype=None) -> np.ndarray:
+        """``X`` as a finite 2-D float array of ``n_features`` columns (``dtype``: default float32
+        or wider), scaled as at fit time; a ``ValueError`` naming the problem otherwise."""
+        X = np.asarray(X)
+        if X.dtype.kind == "c":
+            raise ValueError("X must be real; it holds complex numbers.")
+        if X.dtype.kind not in "biuf":
+            try:
+                X = X.astype(np.float64)
+            except (TypeError, ValueError):
+                raise ValueError(f"X must be numeric; it holds values that are not numbers (dtype {X.dtype}).") \
+                    from None
+        X = X.astype(np.result_type(X.dtype, np.float32) if dtype is None else dtype, copy=False)
         if X.ndim != 2 or X.shape[1] != self.n_features:
             raise ValueError(
                 f"X has shape {X.shape}; this metric was learned on {self.n_features} features."
             )
+        bad = ~np.isfinite(X)
+        if bad.any():
+            raise ValueError(f"X contains NaN or infinity ({int(bad.sum())} value(s), the first in row "
+                             f"{int(np.argwhere(bad)[0, 0])}); a metric cannot embed them.")
         if self.input_scaling is not None:
             offset, scale = self.input_scaling
             X = X * np.asarray(scale, dtype=X.dtype) + np.asarray(offset, dtype=X.dtype)
@@ -84,7 +99,7 @@ class FittedMetric:
 
     def transform(self, X) -> np.ndarray:
         """Embed ``X``: ``X @ L.T`` (squared Euclidean distances there are Mahalanobis under M)."""
-        X = self._prepare(X, np.result_type(np.asarray(X).dtype, np.float32))
+        X = self._prepare(X)
         return X @ self.L.T.astype(X.dtype, copy=False)
 
     def pairwise_distances(self, X, Y=None, *, squared: bool = False) -> np.ndarray:
@@ -97,7 +112,11 @@ class FittedMetric:
 
     def pair_distance(self, a, b, *, squared: bool = False) -> np.ndarray:
         """Distance between corresponding rows of ``a`` and ``b``."""
-        diff = self.transform(a) - self.transform(b)
+        A, B = self.transform(a), self.transform(b)
+        if A.shape[0] != B.shape[0]:
+            raise ValueError(f"pair_distance: a and b must have as many rows (one pair per row); got {A.shape[0]} "
+                             f"and {B.shape[0]}.")
+        diff = A - B
         d2 = (diff * diff).sum(axis=1)
         return d2 if squared else np.sqrt(d2)
 
