@@ -37,8 +37,8 @@ def _compilation_cache(on: bool) -> None:
 def _parse_hyper(items):
     out = {}
     for item in items or []:
-        if "=" not in item:
-            raise SystemExit(f"--param expects NAME=VALUE, got {item!r}")
+        if "=" not in item or not item.split("=", 1)[0]:
+            raise ValueError(f"--param expects NAME=VALUE; got {item!r}.")
         k, v = item.split("=", 1)
         for conv in (int, float):
             try:
@@ -67,9 +67,12 @@ def _cmd_fit(args) -> int:
             raise ValueError(f"cannot write --out {args.out!r} (folder {folder!r} is missing or not writable, "
                              "or the path is a folder).")
 
-    _compilation_cache(args.cache)
-    X, y = load_dataset(args.dataset)
     hyper = _parse_hyper(args.param)
+    _compilation_cache(args.cache)
+    try:
+        X, y = load_dataset(args.dataset)
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"--dataset {args.dataset!r}: {exc}") from exc
     loss = args.loss
     if "+" in loss or ":" in loss:  # "lmnn:1,nca:0.5"
         loss = {p.split(":")[0]: float(p.split(":")[1]) if ":" in p else 1.0 for p in loss.replace("+", ",").split(",")}
@@ -111,6 +114,19 @@ def _cmd_fit(args) -> int:
     return 0
 
 
+def _check_folder(option, path) -> None:
+    """A folder the command writes into: an existing folder, or a path that can become one."""
+    if path is None:
+        return
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise ValueError(f"{option} {path!r} exists and is not a folder; name a folder.")
+    parent = os.path.dirname(os.path.abspath(path))
+    while not os.path.exists(parent):
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent) or not os.access(parent, os.W_OK):
+        raise ValueError(f"{option} {path!r} cannot be created ({parent!r} is not a writable folder).")
+
+
 def _split_list(text):
     return None if text is None else [t.strip() for t in text.split(",") if t.strip()]
 
@@ -121,8 +137,16 @@ def _cmd_experiment(args) -> int:
     from jaxdml.datasets import DATA_DIR_ENV, default_data_dir
     from jaxdml.experiments import get_experiment, run_experiment
 
+    _check_folder("--out", args.out)
+    _check_folder("--cache-dir", args.cache_dir)
+    if args.data is not None and not os.path.isdir(args.data):
+        raise ValueError(f"--data {args.data!r} is not a folder (it should hold the KEEL 10-fold/ or 5-fold/ "
+                         "folders).")
     for module in _split_list(args.plugins) or []:  # a user's module that calls jaxdml.register_method
-        importlib.import_module(module)
+        try:
+            importlib.import_module(module)
+        except Exception as exc:  # the user's code: whatever it raises, say which module
+            raise ImportError(f"--plugins: cannot import {module!r}: {type(exc).__name__}: {exc}") from exc
     exp = get_experiment(args.name)
     if args.data is None:  # the runner finds the default folder (and may fall back to bundled data)
         if default_data_dir() is None:
@@ -187,6 +211,8 @@ def _cmd_compare(args) -> int:
 
     from jaxdml.experiments import Table, compare_columns
 
+    if not os.path.isfile(args.results):
+        raise ValueError(f"results {args.results!r} is not a file (a CSV table written by `jaxdml experiment`).")
     table = Table.from_csv(args.results)
     res = compare_columns(table, args.first, args.second, rope=args.rope, prior_strength=args.prior_strength,
                           prior_place=args.prior_place, n_samples=args.samples, random_state=args.seed)
@@ -273,12 +299,20 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+#: the failures a command can meet on the user's input: bad values (ValueError, TypeError, and
+#: jaxdml's own errors, which derive from them), files and folders (OSError), modules (ImportError)
+#: and numerical failures reported by a solver (ArithmeticError, e.g. a loss not finite at the start)
+EXPECTED_ERRORS = (ValueError, TypeError, OSError, ImportError, ArithmeticError)
+
+
 def main(argv=None) -> int:
+    """Run the ``jaxdml`` command; an expected failure is one line on stderr and exit status 2."""
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except (ValueError, FileNotFoundError) as exc:
-        print(f"jaxdml: error: {exc}", file=sys.stderr)
+    except EXPECTED_ERRORS as exc:
+        what = "" if isinstance(exc, (ValueError, TypeError, ImportError)) else f"{type(exc).__name__}: "
+        print(f"jaxdml: error: {what}{' '.join(str(exc).split())}", file=sys.stderr)
         return 2
 
 
