@@ -11,7 +11,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import Interval, Options, check_class_labels, check_params, check_scale, labelled
-from ._engine import check_hyper, run
+from ._engine import check_hyper, check_settings, run, split_settings
 from ._record import KERNEL_CONSTRAINTS, SETTINGS, Method
 from ._tuples import fit_kwargs, form_tuples, input_kind, prepare_tuples
 
@@ -116,16 +116,18 @@ class BaseMetricLearner(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         """Check the constructor parameters once, before the data are read.
 
         The method's hyper-parameters (what reaches the record besides the core arguments and
-        the fit settings) are checked against the record's constraints by the very check
-        :func:`jaxdml.fit` runs, so an estimator and ``jaxdml.fit`` cannot accept different values;
-        every other parameter (input handling, core arguments, settings) against
-        ``_parameter_constraints``.
+        the fit settings) and the fit settings are checked by the very checks :func:`jaxdml.fit`
+        runs (the record's constraints, :data:`SETTING_CONSTRAINTS`), so an estimator and
+        ``jaxdml.fit`` cannot accept different values; the other parameters (input handling,
+        core arguments), and the settings once more, against ``_parameter_constraints``.
         """
         owner = type(self).__name__
-        hyper = self._split(self._fit_kwargs())[2]
+        _, settings, hyper = self._split(self._fit_kwargs())
         own = {k: v for k, v in self.get_params(deep=False).items() if k not in hyper}
         check_params(own, self._parameter_constraints, owner=owner)
-        check_hyper(self._get_record(), hyper, owner=owner)
+        record = self._get_record()
+        check_settings(record, split_settings(record, settings), owner=owner)
+        check_hyper(record, hyper, owner=owner)
 
     def _run(self, X, y, **extra):
         """Run the record on validated data with the constructor parameters (+ ``extra``)."""

@@ -18,9 +18,9 @@ from .._logging import log_history, show_progress
 from .._validation import Interval, check_data, check_n_components, check_params, encode_labels
 from ..linalg import components_from_metric
 from ..solvers._result import FittedMetric
-from ._record import SETTINGS, Method
+from ._record import SETTING_CONSTRAINTS, SETTINGS, Method
 
-__all__ = ["run", "split_settings", "check_hyper"]
+__all__ = ["run", "split_settings", "check_hyper", "check_settings"]
 
 _CORE = dict(
     max_iter=[Interval(numbers.Integral, 1, None), None],
@@ -50,6 +50,14 @@ def split_settings(method: Method, settings: dict) -> dict:
             raise ValueError(f"method {method.name!r} does not take {key}.")
         out[key] = value
     return out
+
+
+def check_settings(method: Method, settings: dict, *, owner: str) -> None:
+    """Check the set values of fit settings (those :func:`split_settings` keeps) against
+    :data:`SETTING_CONSTRAINTS`, or the record's own constraint for a setting it lists."""
+    own = method.constraints or {}
+    given = {k: v for k, v in settings.items() if not _is_unset(k, v)}
+    check_params(given, {k: own.get(k, SETTING_CONSTRAINTS[k]) for k in given}, owner=owner)
 
 
 def check_hyper(method: Method, hyper: dict, *, owner: str | None = None) -> None:
@@ -138,6 +146,7 @@ def run(method: Method, X, y, *, n_components=None, max_iter=None, tol=None, ran
         owner = "jaxdml.fit" if method.loss is not None else f"method {method.name!r}"
         check_params(dict(max_iter=max_iter, tol=tol, verbose=verbose, random_state=random_state), _CORE,
                      owner=owner)
+        check_settings(method, given, owner=owner)
         check_hyper(method, hyper)
         X, classes, codes = _data(method, X, y)
     elif method.supervised and not method.labels:
