@@ -34,6 +34,38 @@ def _compilation_cache(on: bool) -> None:
         disable_compilation_cache()
 
 
+def _int_in(low, high=None):
+    """An argparse type: an int in ``[low, high]`` (argparse then names the option in its error)."""
+
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer; got {text!r}") from None
+        if value < low or (high is not None and value > high):
+            bound = f">= {low}" if high is None else f"in [{low}, {high}]"
+            raise argparse.ArgumentTypeError(f"expected an integer {bound}; got {value}")
+        return value
+
+    parse.__name__ = "int"
+    return parse
+
+
+def _parse_loss(text):
+    """``--loss``: a method name, or weights such as ``lmnn:1,nca:0.5`` (a dict)."""
+    if "+" not in text and ":" not in text:
+        return text
+    out = {}
+    for part in text.replace("+", ",").split(","):
+        name, _, weight = part.partition(":")
+        try:
+            out[name.strip()] = float(weight) if weight else 1.0
+        except ValueError:
+            raise ValueError(f"--loss {text!r}: the weight of {name!r} is not a number ({weight!r}); write e.g. "
+                             "lmnn:1,nca:0.5.") from None
+    return out
+
+
 def _parse_hyper(items):
     out = {}
     for item in items or []:
@@ -73,9 +105,7 @@ def _cmd_fit(args) -> int:
         X, y = load_dataset(args.dataset)
     except (OSError, ValueError) as exc:
         raise ValueError(f"--dataset {args.dataset!r}: {exc}") from exc
-    loss = args.loss
-    if "+" in loss or ":" in loss:  # "lmnn:1,nca:0.5"
-        loss = {p.split(":")[0]: float(p.split(":")[1]) if ":" in p else 1.0 for p in loss.replace("+", ",").split(",")}
+    loss = _parse_loss(args.loss)  # a name, or weights "lmnn:1,nca:0.5"
     kw = dict(loss=loss, n_components=args.n_components, max_iter=args.max_iter,
               random_state=args.seed, verbose=args.verbose, **hyper)
     if args.n_neighbors is not None:
@@ -245,15 +275,15 @@ def build_parser() -> argparse.ArgumentParser:
     f = sub.add_parser("fit", help="cross-validate a metric learner with k-NN on a dataset")
     f.add_argument("--loss", default="nca", help="method name (see `jaxdml methods`) or 'lmnn:1,nca:0.5'")
     f.add_argument("--dataset", default="wine", help="iris, wine, breast_cancer, digits or a CSV path")
-    f.add_argument("--folds", type=int, default=10)
-    f.add_argument("--k", type=int, default=3, help="neighbours of the k-NN classifier")
-    f.add_argument("--n-neighbors", type=int, default=None, help="target neighbours (default: --k)")
-    f.add_argument("--n-components", type=int, default=None)
-    f.add_argument("--max-iter", type=int, default=None)
+    f.add_argument("--folds", type=_int_in(2), default=10)
+    f.add_argument("--k", type=_int_in(1), default=3, help="neighbours of the k-NN classifier")
+    f.add_argument("--n-neighbors", type=_int_in(1), default=None, help="target neighbours (default: --k)")
+    f.add_argument("--n-components", type=_int_in(1), default=None)
+    f.add_argument("--max-iter", type=_int_in(1), default=None)
     f.add_argument("--param", action="append", metavar="NAME=VALUE", help="extra hyper-parameter")
-    f.add_argument("--seed", type=int, default=0)
+    f.add_argument("--seed", type=_int_in(0, 2**32 - 1), default=0)
     f.add_argument("--out", default=None, help="save L and M (fitted on all data) to this .npz")
-    f.add_argument("--verbose", type=int, default=0, help="print the loss every N iterations")
+    f.add_argument("--verbose", type=_int_in(0), default=0, help="print the loss every N iterations")
     f.add_argument("--quiet", action="store_true", help="no progress bar")
     f.add_argument("--no-cache", dest="cache", action="store_false",
                    help="disable the persistent compilation cache")
@@ -273,12 +303,12 @@ def build_parser() -> argparse.ArgumentParser:
                                                       "registered method adds a k-NN column of it")
     e.add_argument("--plugins", default=None, help="comma-separated modules to import first (they may register "
                                                    "their own methods with jaxdml.register_method)")
-    e.add_argument("--folds", type=int, default=10, help="number of folds (10 or 5 for KEEL)")
+    e.add_argument("--folds", type=_int_in(2), default=10, help="number of folds (10 or 5 for KEEL)")
     e.add_argument("--dims", default=None, help="dim experiment: e.g. 1,2,5,max,classes-1")
     e.add_argument("--cache-dir", default=None, help="per-fold result cache (default: OUT/cache)")
     e.add_argument("--rerun", action="store_true", help="ignore cached results")
     e.add_argument("--retry-failed", action="store_true", help="recompute cached failures")
-    e.add_argument("--seed", type=int, default=0, help="random_state of stochastic methods")
+    e.add_argument("--seed", type=_int_in(0, 2**32 - 1), default=0, help="random_state of stochastic methods")
     e.add_argument("--quiet", action="store_true", help="no progress bar")
     e.add_argument("--no-compile-cache", "--no-cache", dest="cache", action="store_false",
                    help="disable the persistent compilation cache")
@@ -290,8 +320,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--rope", type=float, default=0.01, help="half-width of the rope (default 0.01)")
     c.add_argument("--prior-strength", type=float, default=1.0)
     c.add_argument("--prior-place", type=float, default=0.0, help="prior pseudo-observation z0 (default 0)")
-    c.add_argument("--samples", type=int, default=50000, help="posterior samples")
-    c.add_argument("--seed", type=int, default=0)
+    c.add_argument("--samples", type=_int_in(1), default=50000, help="posterior samples")
+    c.add_argument("--seed", type=_int_in(0, 2**32 - 1), default=0)
     c.add_argument("--out", default=None, help="PNG path or folder (default: next to the CSV)")
     c.set_defaults(func=_cmd_compare)
     m = sub.add_parser("methods", help="list the available methods")
