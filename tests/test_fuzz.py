@@ -1,21 +1,37 @@
-"""Seeded fuzzing of every method: data shapes, scales, dtypes, label types and hyper-parameters.
+"""Seeded fuzzing: every method's fit, then the newer surface (tuple inputs and preprocessors,
+``jaxdml.load``, the tuning helpers, the command line, the generic estimator, fitted metrics).
 
-The invariant: ``jaxdml.fit`` either raises a clear error (``ValueError``/``TypeError`` raised by
-jaxdml's own validation, with a message) or returns a finite metric whose ``M`` is positive
-semidefinite, with honest flags (``converged=False`` comes with a ``ConvergenceWarning``).
+The invariant: a clear error (``ValueError``/``TypeError``, or scikit-learn's ``NotFittedError``,
+raised by jaxdml's or scikit-learn's validation, not from inside JAX or NumPy, with a message that
+names the parameter, field, option or file at fault) or a finite, correct result: a metric whose
+``M`` is positive semidefinite with honest flags (``converged=False`` comes with a warning), and
+where a reference exists, the reference's result.
+
+The probes are seeded, so every run makes the same ones; ``JAXDML_FUZZ_CASES=N`` makes each test
+draw ``N`` of them instead of its small default (e.g. ``JAXDML_FUZZ_CASES=300 pytest
+tests/test_fuzz.py``).
 """
 
+import os
+import sys
 import warnings
 import zlib
 
 import numpy as np
 import pytest
+from sklearn.exceptions import NotFittedError
 
 import jaxdml
 from jaxdml.exceptions import ConvergenceWarning
 
 METHODS = jaxdml.available_methods()
 SCALES = (1e-30, 1e-9, 1e-3, 1.0, 1e3, 1e9, 1e30)
+#: probes per test (0: each test's own small default)
+CASES = int(os.environ.get("JAXDML_FUZZ_CASES", "0") or 0)
+
+
+def _cases(default: int) -> int:
+    return CASES or default
 
 
 def _case(rng):
@@ -57,7 +73,8 @@ def _check_result(m, caught, method):
 def test_clear_error_or_finite_psd_metric_with_honest_flags(method):
     rng = np.random.default_rng(zlib.crc32(method.encode()))  # the same cases in every run
     outcomes = {"error": 0, "result": 0}
-    for _ in range(5):
+    n = _cases(5)
+    for _ in range(n):
         X, y, kw = _case(rng)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -75,4 +92,158 @@ def test_clear_error_or_finite_psd_metric_with_honest_flags(method):
                 continue
         _check_result(m, caught, method)
         outcomes["result"] += 1
-    assert sum(outcomes.values()) == 5
+    assert sum(outcomes.values()) == n
+
+
+# =========================================================================== the newer surface
+_INSIDE = tuple(os.sep + p + os.sep for p in ("jax", "jaxlib", "numpy"))
+
+
+def _assert_clear(exc, names=(), what="", allowed=(ValueError, TypeError)):
+    """``exc`` is a clear error: an ``allowed`` type (``NotFittedError`` is a ``ValueError``),
+    raised at jaxdml's or scikit-learn's edge rather than inside JAX or NumPy, whose message says
+    something and names one of ``names``."""
+    assert isinstance(exc, allowed), f"{what}: {type(exc).__name__}: {exc}"
+    tb = exc.__traceback__
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    origin = tb.tb_frame.f_code.co_filename
+    assert not any(p in origin for p in _INSIDE), f"{what}: raised inside {origin}: {exc}"
+    msg = str(exc)
+    assert len(msg) > 15, f"{what}: unhelpful message {msg!r}"
+    assert not names or any(n in msg for n in names), f"{what}: {msg!r} names none of {names}"
+
+
+def _outcome(call, names=(), what="", allowed=(ValueError, TypeError)):
+    """``("error", exc, warnings)`` after checking that the error is clear, or ``("result", value, warnings)``."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            return "result", call(), caught
+        except Exception as exc:  # noqa: BLE001 - any other type fails the check below
+            _assert_clear(exc, names, what, allowed)
+            return "error", exc, caught
+
+
+def _honest(est, caught, what):
+    assert np.all(np.isfinite(est.components_)), f"{what}: non-finite map"
+    M = est.get_mahalanobis_matrix()
+    w = np.linalg.eigvalsh(0.5 * (M + M.T))
+    assert w[0] >= -1e-6 * max(abs(w[-1]), 1e-30), f"{what}: M is not PSD"
+    if not est.converged_:
+        assert any(issubclass(c.category, (ConvergenceWarning, RuntimeWarning)) for c in caught), \
+            f"{what}: converged=False without a warning"
+
+
+@pytest.fixture(scope="module")
+def points():
+    rng = np.random.default_rng(7)
+    y = np.arange(30) % 3
+    return rng.normal(size=(30, 3)) + y[:, None], y
+
+
+# --------------------------------------------------------------------------- tuples and preprocessors
+_TUPLE_LEARNERS = {
+    2: (lambda **kw: jaxdml.ITML(max_iter=10, random_state=0, **kw), lambda **kw: jaxdml.SDML(max_iter=10, **kw)),
+    3: (lambda **kw: jaxdml.SCML(max_iter=20, output_iter=10, random_state=0, **kw),),
+    4: (lambda **kw: jaxdml.LSML(max_iter=5, **kw),),
+}
+#: defect -> (the arities it applies to, the form it needs, what the error must name)
+_TUPLE_DEFECTS = {
+    "none": ((2, 3, 4), None, ()),
+    "float-whole": ((2, 3, 4), "indices", ()),
+    "float-fraction": ((2, 3, 4), "indices", ("index tuples",)),
+    "bool": ((2, 3, 4), "indices", ("index tuples",)),
+    "str": ((2, 3, 4), "indices", ("index tuples",)),
+    "out-of-range": ((2, 3, 4), "array", ("must lie in",)),
+    "negative": ((2, 3, 4), "array", ("must lie in",)),
+    "arity": ((2, 3, 4), None, ("tuples of",)),
+    "nan": ((2, 3, 4), "formed", ("NaN",)),
+    "empty": ((2, 3, 4), None, ("0 tuples",)),
+    "one-d": ((2, 3, 4), None, ("2D", "2-D", "shape (")),
+    "y-str": ((2,), None, ("pair labels",)),
+    "y-01": ((2,), None, ("pair labels",)),
+    "y-bool": ((2,), None, ("pair labels",)),
+    "y-nan": ((2,), None, ("pair labels",)),
+    "y-length": ((2,), None, ("one label per pair",)),
+    "y-none": ((2,), None, ("pairs need labels",)),
+    "y-given": ((3, 4), None, ("y must be None",)),
+    "pre-1d": ((2, 3, 4), "array", ("preprocessor",)),
+    "pre-nan": ((2, 3, 4), "indices", ("NaN",)),
+    "pre-raises": ((2, 3, 4), "callable", ("preprocessor failed",)),
+    "pre-shape": ((2, 3, 4), "callable", ("one row per index",)),
+    "pre-str": ((2, 3, 4), "indices", ("'preprocessor' parameter",)),
+}
+
+
+def _tuple_probe(rng, X):
+    """One probe: ``(arity, learner factory, tuples, y, preprocessor, index tuples, defect, names)``."""
+    defect = str(rng.choice(list(_TUPLE_DEFECTS)))
+    arities, form, names = _TUPLE_DEFECTS[defect]
+    arity = int(rng.choice(arities))
+    make = _TUPLE_LEARNERS[arity][int(rng.integers(len(_TUPLE_LEARNERS[arity])))]
+    form = form or str(rng.choice(["formed", "array", "callable"]))
+    form = str(rng.choice(["array", "callable"])) if form == "indices" else form
+    idx = np.stack([rng.choice(len(X), arity, replace=False) for _ in range(int(rng.choice([12, 20])))])
+    y = None
+    if arity == 2:
+        y = np.where(rng.random(len(idx)) < 0.5, 1, -1)
+        y[:2] = (1, -1)
+    rows = X.copy()
+    pre = {"formed": None, "array": rows, "callable": lambda i: rows[i]}[form]
+    data = rows[idx] if form == "formed" else idx
+    if defect == "float-whole":
+        data = idx.astype(float)
+    elif defect == "float-fraction":
+        data = idx + 0.5
+    elif defect in ("bool", "str"):
+        data = idx.astype(defect)
+    elif defect in ("out-of-range", "negative"):
+        data = idx.copy()
+        data[int(rng.integers(len(idx))), int(rng.integers(arity))] = -1 if defect == "negative" else len(X) + 3
+    elif defect == "arity":
+        data = data[:, :-1] if rng.random() < 0.5 else np.concatenate([data, data[:, :1]], axis=1)
+    elif defect == "nan":
+        data[int(rng.integers(len(idx))), int(rng.integers(arity)), 0] = np.nan
+    elif defect == "empty":
+        data, y = data[:0], None if y is None else y[:0]
+    elif defect == "one-d":
+        data = data[:, 0] if form != "formed" else data[0, 0]
+    elif defect.startswith("y-") and defect != "y-given":
+        y = {"y-str": y.astype(str), "y-01": (y > 0).astype(int), "y-bool": y > 0, "y-length": y[:-1],
+             "y-none": None, "y-nan": np.where(np.arange(len(y)) == 3, np.nan, y.astype(float))}[defect]
+    elif defect == "y-given":
+        y = np.ones(len(idx))
+    elif defect == "pre-1d":
+        pre = rows[:, 0]
+    elif defect == "pre-nan":
+        rows[idx[0, 0], 0] = np.nan
+    elif defect == "pre-raises":
+        pre = lambda i: 1 / 0  # noqa: E731
+    elif defect == "pre-shape":
+        pre = lambda i: rows[i][:, :, None]  # noqa: E731
+    elif defect == "pre-str":
+        pre = "rows.csv"
+    return arity, make, data, y, pre, idx, defect, names
+
+
+def test_tuples_and_preprocessors_give_clear_errors_or_the_formed_fit(points):
+    """Tuple inputs of every kind with one defect each (index dtype and range, arity, NaN, labels,
+    the preprocessor): a clear error naming it, or (no defect, or float indices holding whole
+    numbers) a finite PSD metric equal to the fit on the same tuples formed from the rows."""
+    X, _ = points
+    rng = np.random.default_rng(24)
+    for i in range(_cases(24)):
+        arity, make, data, y, pre, idx, defect, names = _tuple_probe(rng, X)
+        what = f"probe {i}: {defect}, arity {arity}"
+        kind, est, caught = _outcome(lambda: make(preprocessor=pre).fit(data, y), names, what)
+        if defect not in ("none", "float-whole"):
+            assert kind == "error", f"{what}: accepted"
+            continue
+        assert kind == "result", f"{what}: {est}"
+        _honest(est, caught, what)
+        formed = make().fit(X[idx], y)
+        np.testing.assert_array_equal(est.components_, formed.components_, err_msg=what)
+        score = est.score(data, y) if arity == 2 else est.score(data)
+        assert 0.0 <= score <= 1.0, what
+        assert set(np.unique(est.predict(data))) <= {-1, 1}, what

@@ -13,7 +13,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._validation import Interval, Options, check_class_labels, check_params, check_scale, labelled
 from ._engine import check_hyper, check_settings, run, split_settings
 from ._record import KERNEL_CONSTRAINTS, SETTINGS, Method
-from ._tuples import fit_kwargs, form_tuples, input_kind, prepare_tuples
+from ._tuples import TUPLE_NAMES, fit_kwargs, form_tuples, input_kind, prepare_tuples
 
 __all__ = ["BaseMetricLearner", "GradientMetricLearner", "KernelMetricLearner", "WARM_START_CALLBACK"]
 
@@ -141,6 +141,8 @@ class BaseMetricLearner(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
             return self._fit_tuples(X, y)
         owner = type(self).__name__
         self._validate_params()
+        if self._tuple_arities and self._supervised and y is None:
+            raise ValueError(_points_without_labels(owner, self._tuple_arities, X))
         self._clear_tuple_state()
         if self._supervised:
             labels = self._get_record().labels  # False: real-valued regression targets
@@ -255,6 +257,19 @@ class BaseMetricLearner(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         tags = super().__sklearn_tags__()
         tags.target_tags.required = self._supervised
         return tags
+
+
+def _points_without_labels(owner, arities, X) -> str:
+    """The error of a tuple learner given neither tuples nor labels (what was meant is unclear)."""
+    try:
+        shape = np.shape(X)
+    except Exception:  # an object numpy cannot size: say so, not why
+        shape = "unknown"
+    kinds = " or ".join(f"{TUPLE_NAMES[k]} (formed, shape (n, {k}, n_features), or integer indices (n, {k}) with a "
+                        "preprocessor)" for k in arities)
+    # the first sentence is scikit-learn's wording (its estimator checks look for it)
+    return (f"This {owner} estimator requires y to be passed, but the target y is None: points (n_samples, "
+            f"n_features) need labels y; to learn from {kinds}, give those. Got X of shape {shape}.")
 
 
 def _labelled_rows(X, y, owner):
