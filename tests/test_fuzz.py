@@ -247,3 +247,130 @@ def test_tuples_and_preprocessors_give_clear_errors_or_the_formed_fit(points):
         score = est.score(data, y) if arity == 2 else est.score(data)
         assert 0.0 <= score <= 1.0, what
         assert set(np.unique(est.predict(data))) <= {-1, 1}, what
+
+
+# --------------------------------------------------------------------------- jaxdml.load
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory, points):
+    """A linear metric with an input scaling and a kernel metric, saved."""
+    X, y = points
+    folder = tmp_path_factory.mktemp("metrics")
+    lin = jaxdml.fit(X, y, loss="lda")
+    lin.input_scaling = (np.full(3, 0.5), np.array([1.0, 2.0, 0.5]))
+    ker = jaxdml.fit(X, y, loss="kda", kernel="rbf", gamma=0.3)
+    return {"linear": (lin, lin.save(folder / "linear")), "kernel": (ker, ker.save(folder / "kernel"))}
+
+
+def _transform_from(fields, X):
+    """What a metric file's arrays say ``transform(X)`` is (NumPy; rbf kernels)."""
+    if "input_scale" in fields:
+        X = X * fields["input_scale"] + fields["input_offset"]
+    if str(fields["kind"]) == "kernel":
+        gamma = __import__("json").loads(str(fields["kernel_params"]))["gamma"]
+        d2 = ((X[:, None, :] - fields["X_fit"][None]) ** 2).sum(-1)
+        return np.exp(-gamma * d2) @ fields["L"].T
+    return X @ fields["L"].T
+
+
+_REPLACEMENTS = (np.nan, np.array([np.nan, 1.0]), np.zeros((2, 2, 2)), "x", np.int64(-3), np.zeros(0), np.inf,
+                 np.array(["a", "b"]), np.float64(0.5), "same-shape")
+
+
+def _damage(rng, fields, raw, target):
+    """Write a damaged copy of a metric file to ``target``; return (defect, fields it may still hold)."""
+    defect = str(rng.choice(["truncate", "flip", "empty", "npy", "text", "folder", "missing", "drop", "replace",
+                             "pickled", "extra"]))
+    out = dict(fields)
+    if defect == "truncate":
+        target.write_bytes(raw[: int(rng.integers(0, len(raw)))])
+    elif defect == "flip":
+        b = bytearray(raw)
+        for pos in rng.integers(0, len(b), int(rng.integers(1, 4))):
+            b[pos] ^= int(rng.integers(1, 256))
+        target.write_bytes(bytes(b))
+    elif defect in ("empty", "text", "npy", "folder"):
+        {"empty": lambda: target.write_bytes(b""), "text": lambda: target.write_text("L,M\n1,2\n"),
+         "npy": lambda: np.save(open(target, "wb"), fields["L"]), "folder": target.mkdir}[defect]()
+    elif defect in ("drop", "replace", "pickled", "extra"):
+        name = str(rng.choice(sorted(fields)))
+        if defect == "drop":
+            del out[name]
+        elif defect == "replace":
+            new = _REPLACEMENTS[int(rng.integers(len(_REPLACEMENTS)))]
+            shape = np.shape(fields[name])
+            out[name] = rng.normal(size=shape) if isinstance(new, str) and new == "same-shape" else new
+        elif defect == "pickled":
+            out[name] = np.array([{"a": 1}], dtype=object)
+        else:
+            out["comment"] = np.asarray("an extra field")
+        np.savez(open(target, "wb"), **out)
+        defect = f"{defect} {name}"
+    return defect, out
+
+
+def test_load_damaged_files_gives_clear_errors_or_what_the_file_says(saved, points, tmp_path):
+    """Metric files cut short, with flipped bytes, of another kind, with a field dropped, replaced
+    (NaN, wrong shape or type) or pickled: a ValueError naming the file (and, for a field, a field),
+    or a metric whose transform is the one the file's arrays define."""
+    X, _ = points
+    rng = np.random.default_rng(25)
+    originals = {k: (m, dict(np.load(p)), open(p, "rb").read(), p) for k, (m, p) in saved.items()}
+    for i in range(_cases(30)):
+        kind = str(rng.choice(sorted(originals)))
+        metric, fields, raw, _ = originals[kind]
+        target = tmp_path / f"probe{i}.npz"
+        defect, written = _damage(rng, fields, raw, target)
+        what = f"probe {i}: {kind}, {defect}"
+        names = [str(target)]
+        if defect.split()[0] in ("drop", "replace"):
+            names = [f"'{f}'" for f in fields] + ["format"]
+        allowed = (ValueError, TypeError) + ((FileNotFoundError,) if defect == "missing" else ())
+        out, loaded, _ = _outcome(lambda: jaxdml.load(target), names, what, allowed)
+        if out == "error":
+            assert str(target) in str(loaded), f"{what}: the message does not name the file: {loaded}"
+            continue
+        assert defect.split()[0] in ("flip", "drop", "replace", "extra"), f"{what}: loaded"
+        Z = loaded.transform(X)
+        assert np.all(np.isfinite(Z)), what
+        if defect.startswith("flip"):  # a byte of the archive's bookkeeping: the same metric
+            np.testing.assert_array_equal(Z, metric.transform(X), err_msg=what)
+        else:
+            np.testing.assert_allclose(Z, _transform_from(written, X), rtol=1e-6, atol=1e-9, err_msg=what)
+
+
+def test_fitted_metric_input_fuzz(saved):
+    """transform / pairwise_distances / pair_distance of a (loaded) metric on bad X: a clear error
+    naming X, or the NumPy reference."""
+    from scipy.spatial.distance import cdist
+
+    metric = jaxdml.load(saved["linear"][1])
+    rng = np.random.default_rng(26)
+    for i in range(_cases(30)):
+        n = int(rng.choice([0, 1, 5]))
+        X = rng.normal(size=(n, 3))
+        defect = str(rng.choice(["none", "nan", "inf", "str", "complex", "columns", "one-d", "three-d", "list",
+                                 "int", "bool", "float32", "none-entry"]))
+        bad = {"nan": np.nan, "inf": -np.inf}.get(defect)
+        if bad is not None and n:
+            X[int(rng.integers(n)), int(rng.integers(3))] = bad
+        Xb = {"str": lambda: X.astype(str), "complex": lambda: X + 1j, "columns": lambda: X[:, :2],
+              "one-d": X.ravel, "three-d": lambda: X[None], "list": X.tolist, "int": lambda: np.round(X).astype(int),
+              "bool": lambda: X > 0, "float32": lambda: X.astype(np.float32),
+              "none-entry": lambda: np.array([[None] * 3] * max(n, 1))}.get(defect, lambda: X)()
+        names = ("X ", "X:", "X must", "X has", "X contains")
+        for call in ("transform", "pairwise_distances", "pair_distance"):
+            fn = {"transform": lambda: metric.transform(Xb), "pairwise_distances": lambda: metric.pairwise_distances(Xb),
+                  "pair_distance": lambda: metric.pair_distance(Xb, Xb)}[call]
+            what = f"probe {i}: {defect} ({n} rows), {call}"
+            out, value, _ = _outcome(fn, names, what)
+            expect_error = defect in ("complex", "columns", "one-d", "three-d", "none-entry") or (
+                defect in ("nan", "inf") and n > 0) or (defect == "list" and n == 0)  # [] is 1-D
+            if defect != "str":  # numbers written as text convert (as jaxdml.fit reads them): either is fine
+                assert (out == "error") == expect_error, f"{what}: {out} {value}"
+            if out == "result":
+                Xf = np.asarray(Xb, dtype=np.float64).reshape(-1, 3) * np.array([1.0, 2.0, 0.5]) + 0.5
+                Z = Xf @ metric.L.T
+                ref = {"transform": Z, "pairwise_distances": cdist(Z, Z) if n else np.zeros((0, 0)),
+                       "pair_distance": np.zeros(len(Z))}[call]
+                tol = 1e-5 if defect in ("float32", "bool") else 1e-9  # float32 arithmetic
+                np.testing.assert_allclose(value, ref, rtol=tol, atol=tol * 10, err_msg=what)

@@ -103,12 +103,17 @@ class FittedMetric:
         return X @ self.L.T.astype(X.dtype, copy=False)
 
     def pairwise_distances(self, X, Y=None, *, squared: bool = False) -> np.ndarray:
-        """Mahalanobis distances between the rows of ``X`` and ``Y`` (default ``X``)."""
+        """Mahalanobis distances between the rows of ``X`` and ``Y`` (default ``X``), in the dtype of
+        the embedding (computed in float64: the expansion ``|a|^2 + |b|^2 - 2 a.b`` cancels badly in
+        float32; a point's distance to itself is 0)."""
         A = self.transform(X)
         B = A if Y is None else self.transform(Y)
-        D = (A * A).sum(1)[:, None] + (B * B).sum(1)[None, :] - 2.0 * A @ B.T
+        A64, B64 = A.astype(np.float64), B.astype(np.float64)
+        D = (A64 * A64).sum(1)[:, None] + (B64 * B64).sum(1)[None, :] - 2.0 * A64 @ B64.T
         D = np.maximum(D, 0.0)
-        return D if squared else np.sqrt(D)
+        if Y is None:
+            np.fill_diagonal(D, 0.0)
+        return (D if squared else np.sqrt(D)).astype(np.result_type(A.dtype, B.dtype), copy=False)
 
     def pair_distance(self, a, b, *, squared: bool = False) -> np.ndarray:
         """Distance between corresponding rows of ``a`` and ``b``."""
