@@ -374,3 +374,93 @@ def test_fitted_metric_input_fuzz(saved):
                        "pair_distance": np.zeros(len(Z))}[call]
                 tol = 1e-5 if defect in ("float32", "bool") else 1e-9  # float32 arithmetic
                 np.testing.assert_allclose(value, ref, rtol=tol, atol=tol * 10, err_msg=what)
+
+
+# --------------------------------------------------------------------------- tuning helpers
+#: argument -> (bad values, what the error must name); each probe spoils one argument
+_TUNE_DEFECTS = {
+    "metrics": (["3-NN", "loss", [], [0], [3.7], ["nope"], [3, 3], None, [True], ["loss"]], ("metric",)),
+    "n_neighbors": ([3.7, 0, True, "3", -1], ("n_neighbors",)),
+    "tune_args": (["k", {"n_components": 3}, {"n_components": []}, {"bogus": [1]}, {"n_components": "ab"},
+                   ["n_components"], {"n_components": [0]}, {"n_components": [1.5]}], ("tune_args", "n_components")),
+    "dml_params": ([{"bogus": 1}, "x", {"n_components": -1}], ("dml_params", "n_components")),
+    "n_folds": ([1, 2.5, True, 0, 1000], ("n_folds", "n_splits")),
+    "n_reps": ([0, 1.5, "2"], ("n_reps",)),
+    "seed": ([-1, "x", 1.5], ("seed",)),
+    "refit": (["yes", None, 2], ("refit",)),
+    "vectorize": (["x", True, 1.0], ("vectorize",)),
+    "knn_args": ([{"foo": 1}, {"n_neighbors": 3}, {"weights": "nope"}], ("foo", "n_neighbors", "weights")),
+    "y": (["continuous", "short", "nan"], ("y", "target", "class", "samples")),
+    "X": (["nan", "1-d"], ("NaN", "2D", "X")),
+    "dml": (["nope", 3, "lfda-loss"], ("nope", "dml", "estimator", "loss")),
+}
+
+
+def _tune_reference(X, y, n_components, k, n_folds, n_reps, seed):
+    """Mean k-NN accuracy of PCA(n_components) + k-NN over scikit-learn's repeated stratified folds."""
+    from sklearn.model_selection import RepeatedStratifiedKFold, cross_val_score
+    from sklearn.neighbors import KNeighborsClassifier
+    from sklearn.pipeline import make_pipeline
+
+    cv = RepeatedStratifiedKFold(n_splits=n_folds, n_repeats=n_reps, random_state=seed)
+    pipe = make_pipeline(jaxdml.PCA(n_components), KNeighborsClassifier(k))
+    return float(np.mean(cross_val_score(pipe, X, y, cv=cv)))
+
+
+def _tune_call(helper, args):
+    a = dict(args)
+    X, y, dml, knn = a.pop("X"), a.pop("y"), a.pop("dml"), a.pop("knn_args")
+    if helper == "metadata_cross_validate":
+        return jaxdml.metadata_cross_validate(dml, X, y, metrics=a["metrics"], n_folds=a["n_folds"],
+                                              n_reps=a["n_reps"], seed=a["seed"], **knn)
+    if helper == "tune_knn":
+        return jaxdml.tune_knn(dml, X, y, a["n_neighbors"], a["dml_params"], a["tune_args"], a["n_folds"], a["n_reps"],
+                               a["seed"], metrics=a["metrics"], refit=a["refit"], vectorize=a["vectorize"], **knn)
+    return jaxdml.tune(dml, X, y, a["dml_params"], a["tune_args"], a["metrics"], a["n_folds"], a["n_reps"], a["seed"],
+                       refit=a["refit"], vectorize=a["vectorize"], **knn)
+
+
+def test_tuning_helpers_give_clear_errors_or_scikit_learns_cross_validation(points):
+    """tune, tune_knn and metadata_cross_validate with one argument spoilt: a clear error naming it;
+    unspoilt, the means equal scikit-learn's cross_val_score of the same pipeline on the same folds."""
+    X0, y0 = points
+    rng = np.random.default_rng(27)
+    for i in range(_cases(16)):
+        helper = str(rng.choice(["tune", "tune_knn", "metadata_cross_validate"]))
+        k, n_folds, seed = int(rng.choice([1, 3])), int(rng.choice([2, 3])), int(rng.integers(100))
+        args = dict(X=X0, y=y0, dml=jaxdml.PCA(), dml_params=None, tune_args={"n_components": [1, 2]},
+                    metrics=[k, "n_iter"] if helper != "tune_knn" else ("n_iter",), n_neighbors=k, n_folds=n_folds,
+                    n_reps=1, seed=seed, refit=bool(rng.random() < 0.5), vectorize="auto", knn_args={})
+        usable = [d for d in _TUNE_DEFECTS if helper != "metadata_cross_validate" or d not in
+                  ("n_neighbors", "tune_args", "dml_params", "refit", "vectorize")]
+        defect = str(rng.choice(["none"] + usable + usable)) if rng.random() < 0.9 else "none"
+        names = ()
+        if defect != "none":
+            values, names = _TUNE_DEFECTS[defect]
+            bad = values[int(rng.integers(len(values)))]
+            if helper == "tune_knn" and (bad == ["loss"] or bad == "lfda-loss"):
+                bad = ["nope"] if defect == "metrics" else "nope"  # tune_knn has a loss column only for learners with one
+            if defect == "n_neighbors" and helper != "tune_knn":
+                defect, bad, names = "metrics", [bad, "n_iter"], ("metric",)
+            if defect == "y":
+                bad = {"continuous": rng.random(30), "short": y0[:-1], "nan": np.where(y0 == 1, np.nan, y0)}[bad]
+            elif defect == "X":
+                bad = np.where(np.arange(90).reshape(30, 3) == 4, np.nan, X0) if bad == "nan" else X0[:, 0]
+            elif defect == "dml" and bad == "lfda-loss":
+                args["metrics"], bad = ["loss"], jaxdml.LFDA()
+            args[defect] = bad
+        what = f"probe {i}: {helper}, {defect}={args.get(defect)!r:.60}"
+        out, res, _ = _outcome(lambda: _tune_call(helper, args), names, what)
+        if defect != "none":
+            assert out == "error", f"{what}: accepted"
+            continue
+        assert out == "result", f"{what}: {res}"
+        if helper == "metadata_cross_validate":
+            ref = _tune_reference(X0, y0, None, k, n_folds, 1, seed)
+            assert res["mean"][f"{k}-NN"] == pytest.approx(ref, abs=1e-12), what
+            continue
+        for j, nc in enumerate(res.results["n_components"]):
+            ref = _tune_reference(X0, y0, int(nc), k, n_folds, 1, seed)
+            assert res.results[f"{k}-NN"][j] == pytest.approx(ref, abs=1e-12), what
+        assert res.best_score == pytest.approx(np.max(res.results[f"{k}-NN"])), what
+        assert (res.best_estimator is not None) == args["refit"], what

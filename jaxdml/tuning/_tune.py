@@ -24,6 +24,8 @@ from ._batched import batched_grid
 
 __all__ = ["tune", "tune_knn", "metadata_cross_validate", "metadata", "TuneResult"]
 
+#: the diagnostics tune_knn reports only for learners that have them (any other name must exist)
+_OPTIONAL = ("loss", "n_iter", "converged")
 #: diagnostics where smaller is better (the best grid point minimises them)
 _SMALLER_IS_BETTER = ("loss", "time", "n_iter")
 
@@ -202,6 +204,9 @@ def _check_grid(base, tune_args, dml_params, owner) -> None:
         if bad:
             raise ValueError(f"{owner}: {what} names {bad}, which are not parameters of {type(base).__name__} "
                              f"(it has {sorted(valid)}).")
+    both = sorted(set(tune_args or {}) & set(dml_params or {}))
+    if both:
+        raise ValueError(f"{owner}: {both} in both dml_params and tune_args; a parameter is either fixed or tuned.")
     for name, values in (tune_args or {}).items():
         if isinstance(values, (str, bytes, dict)) or not hasattr(values, "__iter__"):
             raise ValueError(f"{owner}: tune_args[{name!r}] must be a list of values to try; got {values!r} (write "
@@ -380,7 +385,8 @@ def tune_knn(dml, X, y, n_neighbors=3, dml_params=None, tune_args=None, n_folds=
              **knn_args) -> TuneResult:
     """:func:`tune` scored by ``n_neighbors``-NN accuracy (the first metric, ``n_neighbors`` an int
     >= 1), with the learner's diagnostics (``metrics``, default final loss, iterations and
-    convergence; only those the learner has: a closed form has no loss) as extra columns."""
+    convergence) as extra columns: of ``"loss"``, ``"n_iter"`` and ``"converged"`` only those the
+    learner has (a closed form has no loss); any other name must be a diagnostic of the learner."""
     if isinstance(n_neighbors, (bool, np.bool_)) or not isinstance(n_neighbors, numbers.Integral) or n_neighbors < 1:
         raise ValueError(f"tune_knn: n_neighbors must be an int >= 1; got {n_neighbors!r}.")
     metrics = _check_metrics(metrics, "tune_knn", allow_empty=True)
@@ -389,4 +395,4 @@ def tune_knn(dml, X, y, n_neighbors=3, dml_params=None, tune_args=None, n_folds=
     extra = [m for m in metrics if has_result or m == "time"]
     return _tune(probe, X, y, dml_params, tune_args, [int(n_neighbors), *extra], n_folds, n_reps, seed, verbose,
                  refit=refit, vectorize=vectorize, knn_args=knn_args, owner="tune_knn",
-                 optional={metric_name(m) for m in extra})
+                 optional={m for m in extra if m in _OPTIONAL})
