@@ -464,3 +464,87 @@ def test_tuning_helpers_give_clear_errors_or_scikit_learns_cross_validation(poin
             assert res.results[f"{k}-NN"][j] == pytest.approx(ref, abs=1e-12), what
         assert res.best_score == pytest.approx(np.max(res.results[f"{k}-NN"])), what
         assert (res.best_estimator is not None) == args["refit"], what
+
+
+# --------------------------------------------------------------------------- the command line
+def _cli_files(tmp):
+    """Files and folders the CLI probes point options at."""
+    (tmp / "folder").mkdir(exist_ok=True)
+    (tmp / "empty.csv").write_text("")
+    (tmp / "binary.csv").write_bytes(b"\x00\xff\xfe\x01" * 8)
+    (tmp / "letters.csv").write_text("1,2,a\n3,x,b\n")
+    (tmp / "plain.txt").write_text("not a table\n")
+    (tmp / "broken_plugin.py").write_text("raise RuntimeError('a broken plugin')\n")
+    return {"folder": str(tmp / "folder"), "missing": str(tmp / "nothing" / "here.csv"), "empty": str(tmp / "empty.csv"),
+            "binary": str(tmp / "binary.csv"), "letters": str(tmp / "letters.csv"), "file": str(tmp / "plain.txt"),
+            "under-file": str(tmp / "plain.txt" / "out")}
+
+
+def _cli_probe(rng, files, tmp):
+    """``(argv, defect)``: one command with at most one defect (experiment and compare always have one,
+    so that no probe runs a whole experiment)."""
+    command = str(rng.choice(["fit", "fit", "experiment", "compare"]))
+    pick = lambda options: options[int(rng.integers(len(options)))]  # noqa: E731
+    if command == "fit":
+        argv = ["fit", "--dataset", "iris", "--loss", "pca", "--folds", "2", "--quiet"]
+        defects = [("--dataset", pick(["folder", "missing", "empty", "binary", "letters", "nope"])),
+                   ("--folds", pick(["1", "x", "-2", "1000"])), ("--k", pick(["0", "1000", "x"])),
+                   ("--n-components", pick(["0", "99"])), ("--max-iter", pick(["0", "-1"])),
+                   ("--param", pick(["x", "=3", "bogus=1"])), ("--loss", pick(["nope", "pca:x", "nca:1,nope:2"])),
+                   ("--out", pick(["missing", "under-file"])), ("--seed", pick(["-1", "x"])),
+                   ("--verbose", "-1")]
+        if rng.random() < 0.25:
+            return argv, None
+    elif command == "experiment":
+        argv = ["experiment", str(pick(["basic", "dim"])), "--out", str(tmp / "results"), "--quiet",
+                "--datasets", "iris", "--algorithms", "Euclidean"]
+        defects = [("--plugins", pick(["no_such_module_xyz", "broken_plugin"])), ("--cache-dir", "file"),
+                   ("--out", "file"), ("--data", pick(["file", "missing"])), ("--k", pick(["x", "0"])),
+                   ("--dims", "x"), ("--datasets", "nope"), ("--algorithms", "nope"), ("--folds", "1")]
+    else:
+        argv = ["compare", files["file"], "NCA", "Euclidean"]
+        defects = [("results", pick(["folder", "missing", "binary", "file"])), ("--samples", "0"),
+                   ("--seed", "-1")]
+    option, value = defects[int(rng.integers(len(defects)))]
+    value = files.get(value, value)
+    if option == "results":
+        argv[1] = value
+    elif option in argv:
+        argv[argv.index(option) + 1] = value
+    else:
+        argv += [option, value]
+    if argv[1] == "dim" and option == "--k":
+        argv[1] = "basic"
+    return argv, f"{option} {value}"
+
+
+def test_cli_gives_one_line_errors_and_status_2(tmp_path, capsys, monkeypatch):
+    """The ``jaxdml`` command with one bad option (a folder for a file, a missing module, numbers out
+    of range, unknown names): exit status 2 with one line 'jaxdml: error: ...' (or argparse's usage
+    error), never a traceback; without a defect, status 0 and the accuracies."""
+    from jaxdml.cli import main
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    files = _cli_files(tmp_path)
+    rng = np.random.default_rng(28)
+    for i in range(_cases(12)):
+        argv, defect = _cli_probe(rng, files, tmp_path)
+        what = f"probe {i}: {' '.join(argv)}"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                rc = main(argv)
+            except SystemExit as exc:  # argparse: usage and the option at fault
+                rc = exc.code
+                err = capsys.readouterr().err
+                assert rc == 2 and "error: argument" in err, f"{what}: {err}"
+                continue
+        out, err = capsys.readouterr()
+        assert "Traceback" not in err, what
+        if defect is None:
+            assert rc == 0 and "accuracy" in out, f"{what}: {err}"
+            continue
+        lines = [line for line in err.splitlines() if line.strip()]
+        assert rc == 2 and len(lines) == 1 and lines[0].startswith("jaxdml: error: "), f"{what}: rc={rc} {err!r}"
+        assert len(lines[0]) > 30, f"{what}: {lines[0]!r}"
+    sys.modules.pop("broken_plugin", None)
