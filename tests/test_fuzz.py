@@ -548,3 +548,83 @@ def test_cli_gives_one_line_errors_and_status_2(tmp_path, capsys, monkeypatch):
         assert rc == 2 and len(lines) == 1 and lines[0].startswith("jaxdml: error: "), f"{what}: rc={rc} {err!r}"
         assert len(lines[0]) > 30, f"{what}: {lines[0]!r}"
     sys.modules.pop("broken_plugin", None)
+
+
+# --------------------------------------------------------------------------- estimators and jaxdml.fit
+_POOL = (-1, 0, -0.5, 0.5, 2, 2.5, 1e300, np.nan, np.inf, "nope", "auto", True, None, [1.0, 2.0], np.int64(3),
+         np.eye(2))
+
+
+def _rejects(call, name):
+    """Whether ``call`` (which cannot get past the data: X is None) failed on parameter ``name``."""
+    out, exc, _ = _outcome(call, what=f"{name}")
+    assert out == "error", f"{name}: a fit on X=None succeeded"
+    msg = str(exc)
+    return f"'{name}'" in msg or f"{name}=" in msg
+
+
+def test_estimators_and_fit_accept_the_same_values():
+    """For every estimator and every method hyper-parameter or fit setting it shares with its
+    record, a value from a pool of odd ones is refused by the estimator exactly when
+    ``jaxdml.fit`` refuses it (both checked on X=None, so that no fit runs)."""
+    import inspect
+
+    from sklearn.base import clone
+
+    from jaxdml.methods._record import SETTINGS
+
+    rng = np.random.default_rng(29)
+    n_checked = 0
+    for cls_name in jaxdml.estimators.__all__:
+        cls = getattr(jaxdml.estimators, cls_name)
+        if not inspect.isclass(cls) or getattr(cls, "_record", None) is None:
+            continue
+        est = cls()
+        record = est._get_record()
+        params = est.get_params(deep=False)
+        shared = [k for k in params if k in (record.constraints or {}) or (k in SETTINGS and k in record.settings)]
+        for name in shared:
+            values = _POOL if CASES else [_POOL[j] for j in rng.choice(len(_POOL), 4, replace=False)]
+            for value in values:
+                by_est = _rejects(lambda: clone(est).set_params(**{name: value}).fit(None, None), name)
+                by_fit = _rejects(lambda: jaxdml.fit(None, None, loss=record.name, **{name: value}), name)
+                assert by_est == by_fit, f"{cls_name}({name}={value!r}): estimator {by_est}, jaxdml.fit {by_fit}"
+                n_checked += 1
+    assert n_checked > 100
+
+
+_CLOSED_FORMS = ("euclidean", "pca", "lda", "lfda", "rca", "covariance", "anmm", "dmlmj", "llda")
+
+
+def test_metric_learner_any_method(points):
+    """jaxdml.MetricLearner (the generic estimator) on non-kernel methods: bad params give a clear
+    error naming them; a closed form's transform equals jaxdml.fit's."""
+    X, y = points
+    rng = np.random.default_rng(30)
+    linear = [name for name, rec in jaxdml.methods.methods().items() if rec.learns != "A"]
+    for i in range(_cases(12)):
+        defect = str(rng.choice(["none", "unknown", "params", "n_components", "random_state", "method", "value"]))
+        method = str(rng.choice(_CLOSED_FORMS if defect in ("none", "value") else linear))
+        record = jaxdml.methods.methods()[method]
+        kw, names, params = {}, (), None
+        if defect == "unknown":
+            params, names = {"not_a_parameter": 1}, ("not_a_parameter",)
+        elif defect == "params":
+            params, names = "mu=0.5", ("params",)
+        elif defect in ("n_components", "random_state"):
+            kw, names = {defect: {"n_components": 0, "random_state": "seed"}[defect]}, (defect,)
+        elif defect == "method":
+            method, names = "no_such_method", ("no_such_method",)
+        elif defect == "value" and record.constraints:
+            key = str(rng.choice(sorted(record.constraints)))
+            params, names = {key: _POOL[int(rng.integers(len(_POOL)))]}, (key,)
+        what = f"probe {i}: {method}, {defect}, params={params!r}, {kw}"
+        kw = {"random_state": 0, **kw}
+        out, est, caught = _outcome(lambda: jaxdml.MetricLearner(method, params=params, **kw).fit(X, y), names, what)
+        if defect not in ("none", "value"):
+            assert out == "error", f"{what}: accepted"
+            continue
+        if out == "result":  # a value the method takes: the estimator gives jaxdml.fit's metric
+            _honest(est, caught, what)
+            ref = jaxdml.fit(X, y, loss=method, random_state=0, **(params or {}))
+            np.testing.assert_allclose(est.transform(X), ref.transform(X), rtol=1e-10, atol=1e-12, err_msg=what)

@@ -118,12 +118,13 @@ class BaseMetricLearner(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         The method's hyper-parameters (what reaches the record besides the core arguments and
         the fit settings) and the fit settings are checked by the very checks :func:`jaxdml.fit`
         runs (the record's constraints, :data:`SETTING_CONSTRAINTS`), so an estimator and
-        ``jaxdml.fit`` cannot accept different values; the other parameters (input handling,
-        core arguments), and the settings once more, against ``_parameter_constraints``.
+        ``jaxdml.fit`` cannot accept different values (a setting's "not set" value, e.g. None,
+        means the method's default in both); the other parameters (input handling, the core
+        arguments) against ``_parameter_constraints``.
         """
         owner = type(self).__name__
         _, settings, hyper = self._split(self._fit_kwargs())
-        own = {k: v for k, v in self.get_params(deep=False).items() if k not in hyper}
+        own = {k: v for k, v in self.get_params(deep=False).items() if k not in hyper and k not in settings}
         check_params(own, self._parameter_constraints, owner=owner)
         record = self._get_record()
         check_settings(record, split_settings(record, settings), owner=owner)
