@@ -527,8 +527,12 @@ def test_cli_gives_one_line_errors_and_status_2(tmp_path, capsys, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     files = _cli_files(tmp_path)
     rng = np.random.default_rng(28)
-    for i in range(_cases(12)):
-        argv, defect = _cli_probe(rng, files, tmp_path)
+    out = str(tmp_path / "results")
+    reported = [(["fit", "--dataset", files["folder"], "--quiet"], "--dataset folder"),  # issue 24's cases
+                (["experiment", "basic", "--plugins", "no_such_module_xyz", "--out", out], "--plugins"),
+                (["experiment", "basic", "--cache-dir", files["file"], "--out", out], "--cache-dir file")]
+    probes = reported + [_cli_probe(rng, files, tmp_path) for _ in range(_cases(12))]
+    for i, (argv, defect) in enumerate(probes):
         what = f"probe {i}: {' '.join(argv)}"
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
