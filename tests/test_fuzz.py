@@ -88,6 +88,8 @@ def test_clear_error_or_finite_psd_metric_with_honest_flags(method):
                 origin = tb.tb_frame.f_code.co_filename
                 assert "/jax/" not in origin and "/jaxlib/" not in origin, f"{method}: error from inside JAX: {exc}"
                 assert len(str(exc)) > 15, f"{method}: unhelpful message {exc!r}"
+                others = [m for m in METHODS if m != method and f"method {m!r}" in str(exc)]
+                assert not others, f"{method}: the message names another method: {exc}"
                 outcomes["error"] += 1
                 continue
         _check_result(m, caught, method)
@@ -632,3 +634,39 @@ def test_metric_learner_any_method(points):
             _honest(est, caught, what)
             ref = jaxdml.fit(X, y, loss=method, random_state=0, **(params or {}))
             np.testing.assert_allclose(est.transform(X), ref.transform(X), rtol=1e-10, atol=1e-12, err_msg=what)
+
+
+def test_index_tuples_given_by_keyword(points):
+    """``fit(X, pairs=, similar=)``, ``fit(X, triplets=)``, ``fit(X, quadruplets=)`` with one defect
+    (index dtype, range or shape; similarity flags; labels given as well): a clear error naming the
+    argument, or a finite PSD metric with honest flags."""
+    X, y = points
+    rng = np.random.default_rng(31)
+    learners = {"pairs": lambda: jaxdml.ITML(max_iter=10, random_state=0),
+                "triplets": lambda: jaxdml.SCML(max_iter=20, output_iter=10, random_state=0),
+                "quadruplets": lambda: jaxdml.LSML(max_iter=5)}
+    arity = {"pairs": 2, "triplets": 3, "quadruplets": 4}
+    for i in range(_cases(16)):
+        kind = str(rng.choice(sorted(learners)))
+        idx = np.stack([rng.choice(len(X), arity[kind], replace=False) for _ in range(12)])
+        similar = np.r_[1, 0, rng.integers(0, 2, 10)]
+        defect = str(rng.choice(["none", "float-fraction", "bool", "str", "out-of-range", "shape", "labels-too"]
+                                + (["similar-str", "similar-2", "similar-nan", "similar-length"] if kind == "pairs"
+                                   else [])))
+        labels, names = None, (kind,)
+        tuples = {"float-fraction": idx + 0.5, "bool": idx.astype(bool), "str": idx.astype(str),
+                  "out-of-range": np.where(idx == idx[0, 0], len(X) + 2, idx), "shape": idx[:, :-1]}.get(defect, idx)
+        if defect.startswith("similar-"):
+            similar = {"similar-str": similar.astype(str), "similar-2": similar * 2,
+                       "similar-nan": np.where(similar == 1, np.nan, 0.0), "similar-length": similar[:-1]}[defect]
+            names = ("similar",)
+        if defect == "labels-too":
+            labels, names = y, ("either labels y or",)
+        kw = {kind: tuples, **({"similar": similar} if kind == "pairs" else {})}
+        what = f"probe {i}: {kind}, {defect}"
+        out, est, caught = _outcome(lambda: learners[kind]().fit(X, labels, **kw), names, what)
+        if defect != "none":
+            assert out == "error", f"{what}: accepted"
+            continue
+        assert out == "result", f"{what}: {est}"
+        _honest(est, caught, what)

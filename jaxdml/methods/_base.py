@@ -244,10 +244,16 @@ class BaseMetricLearner(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         d = self.n_features_in_
 
         def distance(u, v, squared=False):
-            u, v = np.asarray(u, dtype=np.float64), np.asarray(v, dtype=np.float64)
+            try:
+                u, v = np.asarray(u, dtype=np.float64), np.asarray(v, dtype=np.float64)
+            except (TypeError, ValueError):
+                raise ValueError("the metric takes two numeric 1-D points; u or v holds values that are not "
+                                 "numbers.") from None
             if u.shape != (d,) or v.shape != (d,):
                 raise ValueError(f"the metric takes two 1-D points of {d} features; got shapes {u.shape} and "
                                  f"{v.shape}.")
+            if not (np.all(np.isfinite(u)) and np.all(np.isfinite(v))):
+                raise ValueError("the metric takes finite points; u or v contains NaN or infinity.")
             diff = embed(u[None, :])[0] - embed(v[None, :])[0]
             sq = float(diff @ diff)
             return sq if squared else float(np.sqrt(sq))

@@ -86,7 +86,7 @@ def supervision(name, X, codes, n_classes, pairs, similar):
         raise ValueError(f"method {name!r}: pairs and similar must be given together.")
     if codes is not None:
         raise ValueError(f"method {name!r}: give either labels y or pairs/similar, not both.")
-    prob = make_pairs_problem(X, pairs, similar)  # checks shapes, index range and 0/1 flags
+    prob = make_pairs_problem(X, pairs, similar, owner=f"method {name!r}")  # shapes, index range, 0/1 flags
     a, b = np.asarray(prob.a, np.int64), np.asarray(prob.b, np.int64)
     s = np.asarray(prob.similar, np.float64)
     keep = a != b

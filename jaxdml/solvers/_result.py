@@ -196,6 +196,12 @@ def save_npz(metric, path) -> str:
     path = os.fspath(path)
     if not path.endswith(".npz"):
         path = path + ".npz"
+    if os.path.isdir(path):
+        raise ValueError(f"Cannot save the metric to {path!r}: it is a folder.")
+    for name, arr in (("L", metric.L), ("M", metric.metric_), ("X_fit", getattr(metric, "X_fit", None))):
+        if arr is not None and not np.all(np.isfinite(np.asarray(arr, dtype=np.float64))):
+            raise ValueError(f"Cannot save the metric to {path!r}: its {name} contains NaN or infinity (a file "
+                             "that jaxdml.load would refuse).")
     classes, classes_kind = _plain_classes(metric.classes)
     arrays = dict(
         format=np.asarray(FORMAT), format_version=np.asarray(FORMAT_VERSION),
