@@ -352,7 +352,8 @@ def make_pairs_problem(X, pairs, similar, *, pad_to: int | None = None, dtype=No
             f"pairs holds out-of-range indices {bad}."
         )
     if not np.all(np.isin(similar, (0.0, 1.0))):
-        raise ValueError(f"{owner}: similarity flags must be 0 (dissimilar) or 1 (similar); similar holds other values.")
+        raise ValueError(f"{owner}: similarity flags must be 0 (dissimilar) or 1 (similar); similar holds other "
+                         "values.")
     p = pairs.shape[0]
     pad_to = p if pad_to is None else int(pad_to)
     dtype = _float_dtype() if dtype is None else dtype

@@ -19,7 +19,6 @@ import zlib
 
 import numpy as np
 import pytest
-from sklearn.exceptions import NotFittedError
 
 import jaxdml
 from jaxdml.exceptions import ConvergenceWarning
@@ -361,7 +360,8 @@ def test_fitted_metric_input_fuzz(saved):
               "none-entry": lambda: np.array([[None] * 3] * max(n, 1))}.get(defect, lambda: X)()
         names = ("X ", "X:", "X must", "X has", "X contains")
         for call in ("transform", "pairwise_distances", "pair_distance"):
-            fn = {"transform": lambda: metric.transform(Xb), "pairwise_distances": lambda: metric.pairwise_distances(Xb),
+            fn = {"transform": lambda: metric.transform(Xb),
+                  "pairwise_distances": lambda: metric.pairwise_distances(Xb),
                   "pair_distance": lambda: metric.pair_distance(Xb, Xb)}[call]
             what = f"probe {i}: {defect} ({n} rows), {call}"
             out, value, _ = _outcome(fn, names, what)
@@ -441,7 +441,8 @@ def test_tuning_helpers_give_clear_errors_or_scikit_learns_cross_validation(poin
             values, names = _TUNE_DEFECTS[defect]
             bad = values[int(rng.integers(len(values)))]
             if helper == "tune_knn" and (bad == ["loss"] or bad == "lfda-loss"):
-                bad = ["nope"] if defect == "metrics" else "nope"  # tune_knn has a loss column only for learners with one
+                # tune_knn has a loss column only for learners with one: not a defect there
+                bad = ["nope"] if defect == "metrics" else "nope"
             if defect == "n_neighbors" and helper != "tune_knn":
                 defect, bad, names = "metrics", [bad, "n_iter"], ("metric",)
             if defect == "y":
@@ -477,9 +478,9 @@ def _cli_files(tmp):
     (tmp / "letters.csv").write_text("1,2,a\n3,x,b\n")
     (tmp / "plain.txt").write_text("not a table\n")
     (tmp / "broken_plugin.py").write_text("raise RuntimeError('a broken plugin')\n")
-    return {"folder": str(tmp / "folder"), "missing": str(tmp / "nothing" / "here.csv"), "empty": str(tmp / "empty.csv"),
-            "binary": str(tmp / "binary.csv"), "letters": str(tmp / "letters.csv"), "file": str(tmp / "plain.txt"),
-            "under-file": str(tmp / "plain.txt" / "out")}
+    return {"folder": str(tmp / "folder"), "missing": str(tmp / "nothing" / "here.csv"),
+            "empty": str(tmp / "empty.csv"), "binary": str(tmp / "binary.csv"), "letters": str(tmp / "letters.csv"),
+            "file": str(tmp / "plain.txt"), "under-file": str(tmp / "plain.txt" / "out")}
 
 
 def _cli_probe(rng, files, tmp):
