@@ -215,7 +215,8 @@ def _check_grid(base, tune_args, dml_params, owner) -> None:
             raise ValueError(f"{owner}: tune_args[{name!r}] is empty; give at least one value.")
 
 
-def _as_estimator(dml, params: dict):
+def _as_estimator(dml, params: dict, name="dml"):
+    """A learner instance from an instance, its class or a method name (``name``: the argument, in messages)."""
     if isinstance(dml, str):
         from ..methods import get_method
         from .. import estimators
@@ -227,7 +228,8 @@ def _as_estimator(dml, params: dict):
     elif isinstance(dml, type):
         dml = dml()
     if not (hasattr(dml, "fit") and hasattr(dml, "transform")):
-        raise ValueError(f"dml must be a metric learner (fit/transform), its class or a method name; got {dml!r}.")
+        raise ValueError(f"{name} must be a metric learner (fit/transform), its class or a method name; got "
+                         f"{dml!r}.")
     return clone(dml).set_params(**params)
 
 
@@ -243,7 +245,7 @@ def metadata_cross_validate(estimator, X, y, metrics=(3,), n_folds=5, n_reps=1, 
 
     Parameters
     ----------
-    estimator : metric learner (fit/transform)
+    estimator : metric learner (fit/transform), its class, or a method name (``"nca"``)
     X : array of shape (n_samples, n_features)
     y : array of shape (n_samples,)
     metrics : list of int or str, default=(3,)
@@ -266,8 +268,7 @@ def metadata_cross_validate(estimator, X, y, metrics=(3,), n_folds=5, n_reps=1, 
     owner = "metadata_cross_validate"
     metrics = _check_metrics(metrics, owner)
     _check_args(owner, knn_args, n_folds=n_folds, n_reps=n_reps, seed=seed, verbose=verbose)
-    if not (hasattr(estimator, "fit") and hasattr(estimator, "transform")):
-        raise ValueError(f"{owner}: estimator must be a metric learner (fit/transform); got {estimator!r}.")
+    estimator = _as_estimator(estimator, {}, name="estimator")
     X, y = _check_xy(X, y)
     names = [metric_name(m) for m in metrics]
     rows = []
