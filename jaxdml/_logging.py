@@ -18,13 +18,30 @@ logger = logging.getLogger("jaxdml")
 _clock = {"start": time.perf_counter()}
 
 
+class _StderrHandler(logging.StreamHandler):
+    """Writes to whatever ``sys.stderr`` is when a line is logged (as ``logging.lastResort`` does),
+    so that a later fit under ``contextlib.redirect_stderr`` or pytest's capture writes where
+    stderr points then, not to the stream of the first verbose fit (stale or closed)."""
+
+    def __init__(self):
+        super().__init__()
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value):  # set by StreamHandler.__init__; the stream is looked up on each line
+        pass
+
+
 def show_progress(verbose) -> None:
     """Prepare for a verbose fit: a stderr handler if the user configured none; restart the clock."""
     _clock["start"] = time.perf_counter()
     if not verbose:
         return
     if not logger.handlers:
-        handler = logging.StreamHandler(sys.stderr)
+        handler = _StderrHandler()
         handler.setFormatter(logging.Formatter("%(message)s"))
         logger.addHandler(handler)
     if logger.level == logging.NOTSET or logger.level > logging.INFO:

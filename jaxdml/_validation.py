@@ -20,8 +20,10 @@ __all__ = [
     "Interval",
     "Options",
     "check_params",
+    "is_array_like",
     "check_data",
     "encode_labels",
+    "labelled",
     "check_centroids_num",
 ]
 
@@ -72,6 +74,8 @@ class Options:
         object.__setattr__(self, "values", frozenset(values))
 
     def is_satisfied_by(self, value) -> bool:
+        if isinstance(value, (bool, np.bool_)) and not any(isinstance(v, bool) for v in self.values):
+            return False  # True == 1 and False == 0: a flag is not a numeric option
         try:
             return value in self.values
         except TypeError:
@@ -81,22 +85,31 @@ class Options:
         return "one of " + ", ".join(repr(v) for v in sorted(self.values, key=str))
 
 
+def is_array_like(value) -> bool:
+    """An array or a sequence of values (scikit-learn's "array-like"), never a string, bytes, a mapping
+    or a set: a misspelled option such as ``basis="nope"`` must not pass as data."""
+    if isinstance(value, (str, bytes, dict, set, frozenset)) or np.isscalar(value):
+        return False
+    return hasattr(value, "__array__") or hasattr(value, "shape") or isinstance(value, (list, tuple))
+
+
 def _satisfies(value, constraint) -> bool:
     if constraint is None:
         return value is None
-    if constraint == "array-like":
-        return hasattr(value, "__len__") or hasattr(value, "shape")
+    if isinstance(constraint, str) and constraint == "array-like":
+        return is_array_like(value)
+    if not isinstance(constraint, str):
+        return isinstance(value, constraint) if isinstance(constraint, type) else constraint.is_satisfied_by(value)
     if constraint == "boolean":
         return isinstance(value, (bool, np.bool_))
     if constraint == "callable":
         return callable(value)
     if constraint == "random_state":
-        return value is None or isinstance(value, (numbers.Integral, np.random.RandomState, np.random.Generator))
+        return value is None or isinstance(value, (np.random.RandomState, np.random.Generator)) or (
+            isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)))
     if constraint == "dict":
         return isinstance(value, dict)
-    if isinstance(constraint, type):
-        return isinstance(value, constraint)
-    return constraint.is_satisfied_by(value)
+    raise ValueError(f"unknown parameter constraint {constraint!r}")
 
 
 def _describe(constraint) -> str:
@@ -220,6 +233,16 @@ def check_class_labels(y, owner: str) -> None:
                 "grades; MLKR learns from continuous targets)." if kind.startswith("continuous")
                 else " y must hold class labels.")
         raise ValueError(f"{owner}: Unknown label type: {kind}.{hint}")
+
+
+def labelled(y) -> np.ndarray:
+    """Which entries of partial labels ``y`` are known: metric-learn's convention, where integer labels
+    below 0 (e.g. -1) mark unlabelled samples (integers, booleans and floats holding whole numbers);
+    other labels (strings, fractions) are all known."""
+    y = np.asarray(y)
+    if y.dtype.kind in "iub" or (y.dtype.kind == "f" and np.all(np.isfinite(y)) and np.all(y == np.round(y))):
+        return y >= 0
+    return np.ones(y.shape, bool)
 
 
 def encode_labels(y) -> tuple[np.ndarray, np.ndarray]:

@@ -34,11 +34,43 @@ def _compilation_cache(on: bool) -> None:
         disable_compilation_cache()
 
 
+def _int_in(low, high=None):
+    """An argparse type: an int in ``[low, high]`` (argparse then names the option in its error)."""
+
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer; got {text!r}") from None
+        if value < low or (high is not None and value > high):
+            bound = f">= {low}" if high is None else f"in [{low}, {high}]"
+            raise argparse.ArgumentTypeError(f"expected an integer {bound}; got {value}")
+        return value
+
+    parse.__name__ = "int"
+    return parse
+
+
+def _parse_loss(text):
+    """``--loss``: a method name, or weights such as ``lmnn:1,nca:0.5`` (a dict)."""
+    if "+" not in text and ":" not in text:
+        return text
+    out = {}
+    for part in text.replace("+", ",").split(","):
+        name, _, weight = part.partition(":")
+        try:
+            out[name.strip()] = float(weight) if weight else 1.0
+        except ValueError:
+            raise ValueError(f"--loss {text!r}: the weight of {name!r} is not a number ({weight!r}); write e.g. "
+                             "lmnn:1,nca:0.5.") from None
+    return out
+
+
 def _parse_hyper(items):
     out = {}
     for item in items or []:
-        if "=" not in item:
-            raise SystemExit(f"--param expects NAME=VALUE, got {item!r}")
+        if "=" not in item or not item.split("=", 1)[0]:
+            raise ValueError(f"--param expects NAME=VALUE; got {item!r}.")
         k, v = item.split("=", 1)
         for conv in (int, float):
             try:
@@ -67,12 +99,13 @@ def _cmd_fit(args) -> int:
             raise ValueError(f"cannot write --out {args.out!r} (folder {folder!r} is missing or not writable, "
                              "or the path is a folder).")
 
-    _compilation_cache(args.cache)
-    X, y = load_dataset(args.dataset)
     hyper = _parse_hyper(args.param)
-    loss = args.loss
-    if "+" in loss or ":" in loss:  # "lmnn:1,nca:0.5"
-        loss = {p.split(":")[0]: float(p.split(":")[1]) if ":" in p else 1.0 for p in loss.replace("+", ",").split(",")}
+    _compilation_cache(args.cache)
+    try:
+        X, y = load_dataset(args.dataset)
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"--dataset {args.dataset!r}: {exc}") from exc
+    loss = _parse_loss(args.loss)  # a name, or weights "lmnn:1,nca:0.5"
     kw = dict(loss=loss, n_components=args.n_components, max_iter=args.max_iter,
               random_state=args.seed, verbose=args.verbose, **hyper)
     if args.n_neighbors is not None:
@@ -111,6 +144,19 @@ def _cmd_fit(args) -> int:
     return 0
 
 
+def _check_folder(option, path) -> None:
+    """A folder the command writes into: an existing folder, or a path that can become one."""
+    if path is None:
+        return
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise ValueError(f"{option} {path!r} exists and is not a folder; name a folder.")
+    parent = os.path.dirname(os.path.abspath(path))
+    while not os.path.exists(parent):
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent) or not os.access(parent, os.W_OK):
+        raise ValueError(f"{option} {path!r} cannot be created ({parent!r} is not a writable folder).")
+
+
 def _split_list(text):
     return None if text is None else [t.strip() for t in text.split(",") if t.strip()]
 
@@ -121,8 +167,16 @@ def _cmd_experiment(args) -> int:
     from jaxdml.datasets import DATA_DIR_ENV, default_data_dir
     from jaxdml.experiments import get_experiment, run_experiment
 
+    _check_folder("--out", args.out)
+    _check_folder("--cache-dir", args.cache_dir)
+    if args.data is not None and not os.path.isdir(args.data):
+        raise ValueError(f"--data {args.data!r} is not a folder (it should hold the KEEL 10-fold/ or 5-fold/ "
+                         "folders).")
     for module in _split_list(args.plugins) or []:  # a user's module that calls jaxdml.register_method
-        importlib.import_module(module)
+        try:
+            importlib.import_module(module)
+        except Exception as exc:  # the user's code: whatever it raises, say which module
+            raise ImportError(f"--plugins: cannot import {module!r}: {type(exc).__name__}: {exc}") from exc
     exp = get_experiment(args.name)
     if args.data is None:  # the runner finds the default folder (and may fall back to bundled data)
         if default_data_dir() is None:
@@ -187,6 +241,8 @@ def _cmd_compare(args) -> int:
 
     from jaxdml.experiments import Table, compare_columns
 
+    if not os.path.isfile(args.results):
+        raise ValueError(f"results {args.results!r} is not a file (a CSV table written by `jaxdml experiment`).")
     table = Table.from_csv(args.results)
     res = compare_columns(table, args.first, args.second, rope=args.rope, prior_strength=args.prior_strength,
                           prior_place=args.prior_place, n_samples=args.samples, random_state=args.seed)
@@ -219,15 +275,15 @@ def build_parser() -> argparse.ArgumentParser:
     f = sub.add_parser("fit", help="cross-validate a metric learner with k-NN on a dataset")
     f.add_argument("--loss", default="nca", help="method name (see `jaxdml methods`) or 'lmnn:1,nca:0.5'")
     f.add_argument("--dataset", default="wine", help="iris, wine, breast_cancer, digits or a CSV path")
-    f.add_argument("--folds", type=int, default=10)
-    f.add_argument("--k", type=int, default=3, help="neighbours of the k-NN classifier")
-    f.add_argument("--n-neighbors", type=int, default=None, help="target neighbours (default: --k)")
-    f.add_argument("--n-components", type=int, default=None)
-    f.add_argument("--max-iter", type=int, default=None)
+    f.add_argument("--folds", type=_int_in(2), default=10)
+    f.add_argument("--k", type=_int_in(1), default=3, help="neighbours of the k-NN classifier")
+    f.add_argument("--n-neighbors", type=_int_in(1), default=None, help="target neighbours (default: --k)")
+    f.add_argument("--n-components", type=_int_in(1), default=None)
+    f.add_argument("--max-iter", type=_int_in(1), default=None)
     f.add_argument("--param", action="append", metavar="NAME=VALUE", help="extra hyper-parameter")
-    f.add_argument("--seed", type=int, default=0)
+    f.add_argument("--seed", type=_int_in(0, 2**32 - 1), default=0)
     f.add_argument("--out", default=None, help="save L and M (fitted on all data) to this .npz")
-    f.add_argument("--verbose", type=int, default=0, help="print the loss every N iterations")
+    f.add_argument("--verbose", type=_int_in(0), default=0, help="print the loss every N iterations")
     f.add_argument("--quiet", action="store_true", help="no progress bar")
     f.add_argument("--no-cache", dest="cache", action="store_false",
                    help="disable the persistent compilation cache")
@@ -247,12 +303,12 @@ def build_parser() -> argparse.ArgumentParser:
                                                       "registered method adds a k-NN column of it")
     e.add_argument("--plugins", default=None, help="comma-separated modules to import first (they may register "
                                                    "their own methods with jaxdml.register_method)")
-    e.add_argument("--folds", type=int, default=10, help="number of folds (10 or 5 for KEEL)")
+    e.add_argument("--folds", type=_int_in(2), default=10, help="number of folds (10 or 5 for KEEL)")
     e.add_argument("--dims", default=None, help="dim experiment: e.g. 1,2,5,max,classes-1")
     e.add_argument("--cache-dir", default=None, help="per-fold result cache (default: OUT/cache)")
     e.add_argument("--rerun", action="store_true", help="ignore cached results")
     e.add_argument("--retry-failed", action="store_true", help="recompute cached failures")
-    e.add_argument("--seed", type=int, default=0, help="random_state of stochastic methods")
+    e.add_argument("--seed", type=_int_in(0, 2**32 - 1), default=0, help="random_state of stochastic methods")
     e.add_argument("--quiet", action="store_true", help="no progress bar")
     e.add_argument("--no-compile-cache", "--no-cache", dest="cache", action="store_false",
                    help="disable the persistent compilation cache")
@@ -264,8 +320,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--rope", type=float, default=0.01, help="half-width of the rope (default 0.01)")
     c.add_argument("--prior-strength", type=float, default=1.0)
     c.add_argument("--prior-place", type=float, default=0.0, help="prior pseudo-observation z0 (default 0)")
-    c.add_argument("--samples", type=int, default=50000, help="posterior samples")
-    c.add_argument("--seed", type=int, default=0)
+    c.add_argument("--samples", type=_int_in(1), default=50000, help="posterior samples")
+    c.add_argument("--seed", type=_int_in(0, 2**32 - 1), default=0)
     c.add_argument("--out", default=None, help="PNG path or folder (default: next to the CSV)")
     c.set_defaults(func=_cmd_compare)
     m = sub.add_parser("methods", help="list the available methods")
@@ -273,12 +329,20 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+#: the failures a command can meet on the user's input: bad values (ValueError, TypeError, and
+#: jaxdml's own errors, which derive from them), files and folders (OSError), modules (ImportError)
+#: and numerical failures reported by a solver (ArithmeticError, e.g. a loss not finite at the start)
+EXPECTED_ERRORS = (ValueError, TypeError, OSError, ImportError, ArithmeticError)
+
+
 def main(argv=None) -> int:
+    """Run the ``jaxdml`` command; an expected failure is one line on stderr and exit status 2."""
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except (ValueError, FileNotFoundError) as exc:
-        print(f"jaxdml: error: {exc}", file=sys.stderr)
+    except EXPECTED_ERRORS as exc:
+        what = "" if isinstance(exc, (ValueError, TypeError, ImportError)) else f"{type(exc).__name__}: "
+        print(f"jaxdml: error: {what}{' '.join(str(exc).split())}", file=sys.stderr)
         return 2
 
 

@@ -325,28 +325,35 @@ def pairs_from_labels(y, *, n_similar=None, n_dissimilar=None, random_state=None
     return a, b, s
 
 
-def make_pairs_problem(X, pairs, similar, *, pad_to: int | None = None, dtype=None) -> PairsProblem:
-    """Build a :class:`PairsProblem` from ``X``, an ``(p, 2)`` index array and 0/1 similarity flags."""
-    X, _ = check_data(X, None, owner="make_pairs_problem")
+def make_pairs_problem(X, pairs, similar, *, pad_to: int | None = None, dtype=None,
+                       owner: str = "make_pairs_problem") -> PairsProblem:
+    """Build a :class:`PairsProblem` from ``X``, an ``(p, 2)`` index array and 0/1 similarity flags
+    (numbers or booleans; ``owner`` names the caller in messages)."""
+    X, _ = check_data(X, None, owner=owner)
     pairs = np.asarray(pairs)
-    similar = np.asarray(similar, dtype=np.float64).ravel()
+    similar = np.asarray(similar)
+    if similar.dtype.kind not in "biuf":
+        raise ValueError(f"{owner}: similar must hold the numbers 0 (dissimilar) and 1 (similar) or booleans; got "
+                         f"dtype {similar.dtype}.")
+    similar = similar.astype(np.float64).ravel()
     if pairs.ndim != 2 or pairs.shape[1] != 2:
-        raise ValueError(f"make_pairs_problem: pairs must have shape (n_pairs, 2); got {pairs.shape}.")
+        raise ValueError(f"{owner}: pairs must have shape (n_pairs, 2); got {pairs.shape}.")
     if pairs.dtype.kind not in "iu":
-        raise ValueError("make_pairs_problem: pairs must hold integer row indices of X.")
+        raise ValueError(f"{owner}: pairs must hold integer row indices of X; got dtype {pairs.dtype}.")
     if similar.shape[0] != pairs.shape[0]:
         raise ValueError(
-            f"make_pairs_problem: {pairs.shape[0]} pairs but {similar.shape[0]} similarity flags."
+            f"{owner}: {pairs.shape[0]} pairs but {similar.shape[0]} similarity flags (similar)."
         )
     n = X.shape[0]
     if pairs.size and (pairs.min() < 0 or pairs.max() >= n):
         bad = pairs[(pairs < 0) | (pairs >= n)][:5].tolist()
         raise ValueError(
-            f"make_pairs_problem: pair indices must lie in [0, {n - 1}] (X has {n} rows); "
-            f"found out-of-range indices {bad}."
+            f"{owner}: pair indices must lie in [0, {n - 1}] (X has {n} rows); "
+            f"pairs holds out-of-range indices {bad}."
         )
     if not np.all(np.isin(similar, (0.0, 1.0))):
-        raise ValueError("make_pairs_problem: similarity flags must be 0 (dissimilar) or 1 (similar).")
+        raise ValueError(f"{owner}: similarity flags must be 0 (dissimilar) or 1 (similar); similar holds other "
+                         "values.")
     p = pairs.shape[0]
     pad_to = p if pad_to is None else int(pad_to)
     dtype = _float_dtype() if dtype is None else dtype

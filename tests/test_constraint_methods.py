@@ -375,7 +375,7 @@ def test_bad_hyper_parameters(wine_scaled):
     for est, msg in [
         (jaxdml.ITML(gamma=0), "'gamma' parameter of ITML"),
         (jaxdml.ITML(gamma=-1.0), "'gamma' parameter of ITML"),
-        (jaxdml.ITML(prior="pca"), "prior must be 'identity', 'covariance' or a (d, d) matrix"),
+        (jaxdml.ITML(prior="pca"), "'prior' parameter of ITML must be one of 'covariance', 'identity' or array-like"),
         (jaxdml.ITML(max_iter=0), "'max_iter' parameter of ITML"),
         (jaxdml.LSI(learning_rate=0), "'learning_rate' parameter of LSI"),
         (jaxdml.LSI(n_constraints=0), "'n_constraints' parameter of LSI"),

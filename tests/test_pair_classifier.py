@@ -12,6 +12,7 @@ exercised through a small learner registered here the way SCML / LSML plug in (`
 import numpy as np
 import pytest
 from sklearn.datasets import load_iris
+from sklearn.exceptions import NotFittedError
 from sklearn.metrics import roc_auc_score
 
 import jaxdml
@@ -122,13 +123,39 @@ def test_calibration_and_threshold_errors(itml_on_pairs, iris_pairs):
 def test_pair_classifier_only_where_it_applies(iris_pairs):
     X, y, idx, yp = iris_pairs
     est = jaxdml.ITML(random_state=0, max_iter=50)
-    assert not hasattr(est, "predict") and not hasattr(est, "calibrate_threshold")
+    # unfitted: score/predict are there (scikit-learn's cross_val_score looks for score before fitting)
+    assert hasattr(est, "predict") and hasattr(est, "score") and not hasattr(est, "calibrate_threshold")
+    with pytest.raises(NotFittedError, match="call fit before calibrate_threshold"):
+        est.calibrate_threshold(X[idx], yp)
+    with pytest.raises(NotFittedError):
+        est.predict(X[idx])
     est.fit(X, y)  # from labels: a transformer, not yet a pair classifier
-    assert not hasattr(est, "predict") and not hasattr(est, "decision_function")
+    assert not hasattr(est, "predict") and not hasattr(est, "decision_function") and not hasattr(est, "score")
+    with pytest.raises(NotFittedError, match=r"set it with calibrate_threshold\(pairs, y\) or set_threshold"):
+        est.predict(X[idx])
     est.calibrate_threshold(X[idx], yp)  # ... until it has a threshold
     assert set(np.unique(est.predict(X[idx]))) <= {-1, 1}
     est.fit(X, y)  # a refit forgets the threshold
     assert not hasattr(est, "predict")
+    alias = jaxdml.ITML_Supervised(random_state=0, max_iter=50)  # points and labels only
+    assert not hasattr(alias, "score")
+    with pytest.raises(NotFittedError, match="without the _Supervised suffix"):
+        alias.predict(X[idx])
+
+
+def test_tuple_learners_in_cross_val_score(iris_pairs, tuples):
+    from sklearn.model_selection import cross_val_score
+
+    X, y, idx, yp = iris_pairs
+    auc = cross_val_score(jaxdml.ITML(max_iter=20, random_state=0), X[idx], yp, cv=2)
+    assert auc.shape == (2,) and np.all((auc >= 0) & (auc <= 1))
+    Xt, T, _ = tuples
+    acc = cross_val_score(ToyTriplets(), Xt[T], cv=2)
+    assert np.all(acc > 0.8)  # the toy metric orders held-out triplets of the same rule
+    lsml = jaxdml.LSML(max_iter=5).fit(Xt, np.arange(40) % 2)  # quadruplets drawn from labels
+    assert not hasattr(lsml, "score")
+    with pytest.raises(NotFittedError, match="fitted on points and labels; fit it on quadruplets"):
+        lsml.predict(Xt[T[:, [0, 1, 0, 2]]])
 
 
 # --------------------------------------------------------------------------- triplets / quadruplets

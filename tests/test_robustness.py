@@ -282,3 +282,75 @@ def test_callback_sees_every_step(iris01, kw):
     assert all(np.isfinite(s[1]) and s[2] == (4, 4) for s in seen)
     with pytest.raises(ValueError, match="callback"):
         jaxdml.fit(X, y, loss="lda", callback=print)
+
+
+# --------------------------------------------------------------------------- the newer surface (tuples, files, tuning)
+def test_verbose_output_follows_stderr_after_the_first_verbose_fit(iris01):
+    import contextlib
+    import io
+
+    X, y = iris01
+    for _ in range(2):  # the first fit's stream is closed before the second fit
+        buf = io.StringIO()
+        with contextlib.redirect_stderr(buf):
+            jaxdml.fit(X, y, loss="itml", max_iter=5, verbose=1)
+        text = buf.getvalue()
+        buf.close()
+        assert "iter" in text and "Logging error" not in text
+
+
+def test_a_bad_hyper_parameter_is_refused_by_estimator_and_fit(iris01):
+    X, y = iris01
+    with pytest.raises(ValueError, match="'reg' parameter of NCA"):
+        jaxdml.NCA(reg=-1.0).fit(X, y)  # diverged to -8.5e12 and reported converged_=True
+    with pytest.raises(ValueError, match="'reg' parameter of method 'nca'"):
+        jaxdml.fit(X, y, loss="nca", reg=-1.0)
+    with pytest.raises(ValueError, match="'basis' parameter of SCML_Supervised"):
+        jaxdml.SCML_Supervised(basis="nope").fit(X, y)  # a string was "array-like"
+
+
+def test_shared_solve_steps_name_the_method_called(iris01):
+    X, y = iris01
+    pairs = np.stack([X[:20], X[20:40]], axis=1)
+    with pytest.raises(ValueError, match="method 'mmc' needs both similar and dissimilar") as err:
+        jaxdml.MMC().fit(pairs, np.ones(20))
+    assert "lsi" not in str(err.value).lower()
+    for cls in (jaxdml.SDML, jaxdml.LSML):
+        with pytest.raises(ValueError, match=f"{cls.__name__} prior must be a finite \\(4, 4\\) matrix"):
+            cls(prior=np.eye(3)).fit(X, y)
+
+
+def test_scml_keeps_a_computed_iterate_not_the_zero_start():
+    """metric-learn's 60-feature SCML test, smaller: no iterate beats w = 0 on the training
+    objective, and the zero start was returned (all-zero weights, a zero metric)."""
+    from sklearn.datasets import make_classification
+    from sklearn.metrics import pairwise_distances
+    from sklearn.preprocessing import StandardScaler
+
+    from jaxdml.exceptions import ConvergenceWarning
+
+    def separation(Z, labels):  # metric-learn's class_separation: within / between mean distances
+        return np.mean([pairwise_distances(Z[labels == c]).mean() / pairwise_distances(Z[labels == c],
+                                                                                        Z[labels != c]).mean()
+                        for c in np.unique(labels)])
+
+    X, y = make_classification(60, 30, n_informative=30, n_redundant=0, n_repeated=0, n_classes=3, random_state=42)
+    X = StandardScaler().fit_transform(X)
+    with pytest.warns(ConvergenceWarning):
+        scml = jaxdml.SCML_Supervised(random_state=42, n_basis=100, max_iter=1000, output_iter=100).fit(X, y)
+    assert np.sum(scml.weights_ > 0) > 10 and not scml.converged_
+    assert separation(scml.transform(X), y) < separation(X, y)
+    with pytest.raises(ValueError, match="output_iter=2 must be at most max_iter=1"):
+        jaxdml.SCML(max_iter=1, output_iter=2).fit(X, y)  # metric-learn refuses it too
+
+
+def test_supervised_names_read_negative_labels_as_unlabelled(iris01):
+    X, y = iris01
+    partial = np.where(np.arange(150) < 100, -1, y)
+    rca = jaxdml.RCA_Supervised(random_state=0).fit(X, partial)
+    ref = jaxdml.RCA_Supervised(random_state=0).fit(X[100:], y[100:])  # the labelled rows alone
+    np.testing.assert_allclose(rca.components_, ref.components_, rtol=1e-12)
+    assert list(rca.classes_) == [2] and rca.n_features_in_ == 4
+    assert -1 in jaxdml.RCA(random_state=0).fit(X, partial).classes_  # the class itself: -1 is a class
+    with pytest.raises(ValueError, match="only 1 of 150 samples are labelled"):
+        jaxdml.ITML_Supervised().fit(X, np.r_[0, -np.ones(149, int)])

@@ -38,15 +38,20 @@ def load_csv(path: str, *, target: int = -1, delimiter: str | None = None):
     """
     if not os.path.exists(path):
         raise FileNotFoundError(f"CSV file not found: {path}")
-    with open(path, newline="") as fh:
-        sample = fh.read(4096)
-        fh.seek(0)
-        if delimiter is None:
-            try:
-                delimiter = csv.Sniffer().sniff(sample, delimiters=",;\t ").delimiter
-            except csv.Error:
-                delimiter = ","
-        rows = [r for r in csv.reader(fh, delimiter=delimiter) if any(c.strip() for c in r)]
+    if os.path.isdir(path):
+        raise ValueError(f"{path} is a folder, not a CSV file.")
+    try:
+        with open(path, newline="") as fh:
+            sample = fh.read(4096)
+            fh.seek(0)
+            if delimiter is None:
+                try:
+                    delimiter = csv.Sniffer().sniff(sample, delimiters=",;\t ").delimiter
+                except csv.Error:
+                    delimiter = ","
+            rows = [r for r in csv.reader(fh, delimiter=delimiter) if any(c.strip() for c in r)]
+    except (UnicodeDecodeError, csv.Error) as exc:
+        raise ValueError(f"{path}: not a readable text CSV file ({exc}).") from None
     if not rows:
         raise ValueError(f"{path}: the file is empty.")
 

@@ -77,10 +77,10 @@ def scml_rda(P, iab, ian, mask, beta, gamma, tol, key, *, batch_size, block, max
     """Stochastic RDA (Xiao 2010) with AdaGrad (Duchi et al. 2011), as the SCML paper solves it.
 
     Runs ``block`` minibatch steps at a time; after each block the full objective of the current
-    ``w`` is evaluated and the best iterate kept. Stops (``converged``) when a block improves the
-    best objective by less than ``tol`` relative, once it is below the objective of ``w = 0`` (a
-    plateau of the stochastic trajectory, not a certificate of optimality); else after
-    ``max_blocks``.
+    ``w`` is evaluated and the best of these iterates kept (as metric-learn does: the zero start is
+    not a candidate). Stops (``converged``) when a block improves the best objective by less than
+    ``tol`` relative, once it is below the objective of ``w = 0`` (a plateau of the stochastic
+    trajectory, not a certificate of optimality); else after ``max_blocks``.
     """
     nb = P.shape[1]
     dtype = P.dtype
@@ -88,7 +88,10 @@ def scml_rda(P, iab, ian, mask, beta, gamma, tol, key, *, batch_size, block, max
     n_t = jnp.sum(mask).astype(jnp.int32)
     f0 = scml_objective(zeros, P, iab, ian, beta, mask)
     hist = jnp.full((max_blocks + 1,), jnp.nan, dtype).at[0].set(f0)
-    init = ((jnp.asarray(0.0, dtype), zeros, zeros, key), zeros, f0, jnp.asarray(0), jnp.asarray(False), hist, f0)
+    # the best iterate is chosen among the iterates the method computed (the zero start is not one: on
+    # hard triplets no iterate may beat its objective, and returning w = 0 would be no metric at all)
+    inf = jnp.asarray(jnp.inf, dtype)
+    init = ((jnp.asarray(0.0, dtype), zeros, zeros, key), zeros, inf, jnp.asarray(0), jnp.asarray(False), hist, f0)
 
     def cond(s):
         return (s[3] < max_blocks) & ~s[4]

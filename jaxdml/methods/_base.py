@@ -10,13 +10,17 @@ import optax
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._validation import Interval, Options, check_class_labels, check_params, check_scale
+from .._validation import Interval, Options, check_class_labels, check_params, check_scale, labelled
 from ..solvers._result import KernelFittedMetric
-from ._engine import run
+from ._engine import check_hyper, check_settings, run, split_settings
 from ._record import KERNEL_CONSTRAINTS, SETTINGS, Method
-from ._tuples import fit_kwargs, form_tuples, input_kind, prepare_tuples
+from ._tuples import TUPLE_NAMES, fit_kwargs, form_tuples, input_kind, prepare_tuples
 
 __all__ = ["BaseMetricLearner", "GradientMetricLearner", "KernelMetricLearner", "WARM_START_CALLBACK"]
+
+
+#: the arguments of :func:`jaxdml.methods.run` itself (not the method's hyper-parameters)
+_CORE = ("n_components", "max_iter", "tol", "random_state", "verbose")
 
 
 class _ByValue:
@@ -55,6 +59,9 @@ class BaseMetricLearner(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
     _parameter_constraints: dict = {}
     #: tuple arities this learner fits on (empty: points and labels only)
     _tuple_arities: tuple = ()
+    #: metric-learn's ``*_Supervised`` convention: negative integer labels mark unlabelled rows, which
+    #: take part in no constraint (:func:`jaxdml._validation.labelled`, as :class:`jaxdml.Constraints`)
+    _partial_labels: bool = False
 
     @property
     def _method(self) -> str:
@@ -97,12 +104,37 @@ class BaseMetricLearner(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
             kw.pop(name, None)
         return kw
 
+    @staticmethod
+    def _split(kw: dict):
+        """``(core, settings, hyper)``: the arguments of :func:`jaxdml.methods.run`, the
+        :data:`SETTINGS` of :func:`jaxdml.fit`, and the method's hyper-parameters."""
+        kw = dict(kw)
+        core = {k: kw.pop(k) for k in _CORE if k in kw}
+        settings = {k: kw.pop(k) for k in list(kw) if k in SETTINGS}
+        return core, settings, kw
+
+    def _validate_params(self) -> None:
+        """Check the constructor parameters once, before the data are read.
+
+        The method's hyper-parameters (what reaches the record besides the core arguments and
+        the fit settings) and the fit settings are checked by the very checks :func:`jaxdml.fit`
+        runs (the record's constraints, :data:`SETTING_CONSTRAINTS`), so an estimator and
+        ``jaxdml.fit`` cannot accept different values (a setting's "not set" value, e.g. None,
+        means the method's default in both); the other parameters (input handling, the core
+        arguments) against ``_parameter_constraints``.
+        """
+        owner = type(self).__name__
+        _, settings, hyper = self._split(self._fit_kwargs())
+        own = {k: v for k, v in self.get_params(deep=False).items() if k not in hyper and k not in settings}
+        check_params(own, self._parameter_constraints, owner=owner)
+        record = self._get_record()
+        check_settings(record, split_settings(record, settings), owner=owner)
+        check_hyper(record, hyper, owner=owner)
+
     def _run(self, X, y, **extra):
         """Run the record on validated data with the constructor parameters (+ ``extra``)."""
-        kw = {**self._fit_kwargs(), **extra}
-        core = {k: kw.pop(k) for k in ("n_components", "max_iter", "tol", "random_state", "verbose") if k in kw}
-        settings = {k: kw.pop(k) for k in list(kw) if k in SETTINGS}
-        return run(self._get_record(), X, y, settings=settings, hyper=kw, checked=True, **core)
+        core, settings, hyper = self._split({**self._fit_kwargs(), **extra})
+        return run(self._get_record(), X, y, settings=settings, hyper=hyper, checked=True, **core)
 
     def fit(self, X, y=None):
         """Learn the metric from ``X`` (n_samples, n_features) and labels ``y`` (or from tuples,
@@ -110,13 +142,17 @@ class BaseMetricLearner(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         if self._tuple_arities and input_kind(X, getattr(self, "preprocessor", None)) != "points":
             return self._fit_tuples(X, y)
         owner = type(self).__name__
-        check_params(self.get_params(deep=False), self._parameter_constraints, owner=owner)
+        self._validate_params()
+        if self._tuple_arities and self._supervised and y is None:
+            raise ValueError(_points_without_labels(owner, self._tuple_arities, X))
         self._clear_tuple_state()
         if self._supervised:
             labels = self._get_record().labels  # False: real-valued regression targets
             if y is not None and labels:
                 check_class_labels(np.asarray(y), owner)
             X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2, y_numeric=not labels)
+            if self._partial_labels:
+                X, y = _labelled_rows(X, y, owner)
         else:
             X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
         check_scale(X, owner)
@@ -130,7 +166,7 @@ class BaseMetricLearner(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
     def _fit_tuples(self, X, y, **extra):
         """Learn the metric from tuples (formed, or index tuples with ``preprocessor``)."""
         owner = type(self).__name__
-        check_params(self.get_params(deep=False), self._parameter_constraints, owner=owner)
+        self._validate_params()
         data = prepare_tuples(X, y, arities=self._tuple_arities, preprocessor=getattr(self, "preprocessor", None),
                               owner=f"{owner}.fit")
         check_scale(data.X, owner)
@@ -223,10 +259,16 @@ class BaseMetricLearner(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         d = self.n_features_in_
 
         def distance(u, v, squared=False):
-            u, v = np.asarray(u, dtype=np.float64), np.asarray(v, dtype=np.float64)
+            try:
+                u, v = np.asarray(u, dtype=np.float64), np.asarray(v, dtype=np.float64)
+            except (TypeError, ValueError):
+                raise ValueError("the metric takes two numeric 1-D points; u or v holds values that are not "
+                                 "numbers.") from None
             if u.shape != (d,) or v.shape != (d,):
                 raise ValueError(f"the metric takes two 1-D points of {d} features; got shapes {u.shape} and "
                                  f"{v.shape}.")
+            if not (np.all(np.isfinite(u)) and np.all(np.isfinite(v))):
+                raise ValueError("the metric takes finite points; u or v contains NaN or infinity.")
             diff = embed(u[None, :])[0] - embed(v[None, :])[0]
             sq = float(diff @ diff)
             return sq if squared else float(np.sqrt(sq))
@@ -237,6 +279,32 @@ class BaseMetricLearner(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         tags = super().__sklearn_tags__()
         tags.target_tags.required = self._supervised
         return tags
+
+
+def _points_without_labels(owner, arities, X) -> str:
+    """The error of a tuple learner given neither tuples nor labels (what was meant is unclear)."""
+    try:
+        shape = np.shape(X)
+    except Exception:  # an object numpy cannot size: say so, not why
+        shape = "unknown"
+    kinds = " or ".join(f"{TUPLE_NAMES[k]} (formed, shape (n, {k}, n_features), or integer indices (n, {k}) with a "
+                        "preprocessor)" for k in arities)
+    # the first sentence is scikit-learn's wording (its estimator checks look for it)
+    return (f"This {owner} estimator requires y to be passed, but the target y is None: points (n_samples, "
+            f"n_features) need labels y; to learn from {kinds}, give those. Got X of shape {shape}.")
+
+
+def _labelled_rows(X, y, owner):
+    """The rows of ``X`` with a known label (metric-learn's partial labels: negative integers are
+    unlabelled); a clear error when fewer than two remain."""
+    known = labelled(y)
+    if known.all():
+        return X, y
+    if known.sum() < 2:
+        raise ValueError(f"{owner}: negative labels mark unlabelled samples (metric-learn's convention for the "
+                         f"*_Supervised learners), and only {int(known.sum())} of {known.size} samples are labelled; "
+                         "constraints need at least two.")
+    return X[known], y[known]
 
 
 def copy_embedding(est):

@@ -195,7 +195,7 @@ def ldml_from_pairs(X, pairs, similar, *, b, n_components, max_iter, tol, learni
     if n_components < X.shape[1]:  # as from labels: learn the full metric on the leading principal components
         pre = x64_call(pca_components, X, n_components)[0]
         X = X @ pre.T
-    problem = make_pairs_problem(X, pairs, similar, pad_to=bucket_size(len(pairs)))
+    problem = make_pairs_problem(X, pairs, similar, pad_to=bucket_size(len(pairs)), owner="LDML")
     max_iter = spec.max_iter if max_iter is None else int(max_iter)
     tol = 1e-5 if tol is None else float(tol)
     res = minimize(ldml_pairs, jnp.eye(X.shape[1], dtype=problem.X.dtype), problem,

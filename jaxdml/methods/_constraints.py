@@ -14,7 +14,7 @@ import numbers
 import numpy as np
 from sklearn.utils import check_random_state
 
-from .._validation import check_class_labels
+from .._validation import check_class_labels, labelled
 from .._warnings import warn as _warn
 from ..problems import impostor_candidates, target_neighbors
 from ._rca import chunks_from_labels
@@ -65,9 +65,7 @@ class Constraints:
         y = np.asarray(partial_labels)
         if y.ndim != 1 or y.size == 0:
             raise ValueError(f"Constraints: partial_labels must be a non-empty 1-D array; got shape {y.shape}.")
-        known = np.ones(y.size, bool)
-        if y.dtype.kind in "iub" or (y.dtype.kind == "f" and np.all(np.isfinite(y)) and np.all(y == np.round(y))):
-            known = y >= 0
+        known = labelled(y)
         if not known.any():
             raise ValueError("Constraints: every label is negative (unlabelled); no constraint can be formed.")
         check_class_labels(y[known], "Constraints")

@@ -20,9 +20,9 @@ from .._logging import log_history, show_progress
 from .._validation import Interval, check_data, check_n_components, check_params, encode_labels
 from ..linalg import components_from_metric
 from ..solvers._result import FittedMetric
-from ._record import SETTINGS, Method
+from ._record import SETTING_CONSTRAINTS, SETTINGS, Method
 
-__all__ = ["run", "split_settings"]
+__all__ = ["run", "split_settings", "check_hyper", "check_settings"]
 
 _CORE = dict(
     max_iter=[Interval(numbers.Integral, 1, None), None],
@@ -54,16 +54,28 @@ def split_settings(method: Method, settings: dict) -> dict:
     return out
 
 
-def _check_hyper(method: Method, hyper: dict) -> None:
+def check_settings(method: Method, settings: dict, *, owner: str) -> None:
+    """Check the set values of fit settings (those :func:`split_settings` keeps) against
+    :data:`SETTING_CONSTRAINTS`, or the record's own constraint for a setting it lists."""
+    own = method.constraints or {}
+    given = {k: v for k, v in settings.items() if not _is_unset(k, v)}
+    check_params(given, {k: own.get(k, SETTING_CONSTRAINTS[k]) for k in given}, owner=owner)
+
+
+def check_hyper(method: Method, hyper: dict, *, owner: str | None = None) -> None:
+    """Check a method's hyper-parameters against its record's constraints: the one check that
+    :func:`jaxdml.fit` and the estimators share (``owner`` names the caller in messages, default
+    ``method 'name'``). An unknown name raises."""
     if method.constraints is None:  # a user's callable loss: it takes what it takes
         return
+    owner = owner or f"method {method.name!r}"
     unknown = sorted(set(hyper) - set(method.constraints))
     if unknown:
         raise ValueError(
-            f"Unknown hyper-parameter(s) {unknown} for method {method.name!r}; it accepts "
+            f"Unknown hyper-parameter(s) {unknown} for {owner}; it accepts "
             f"{sorted(set(method.constraints) - {'block_elements'}) or 'none'}."
         )
-    check_params(hyper, method.constraints, owner=f"method {method.name!r}")
+    check_params(hyper, method.constraints, owner=owner)
 
 
 def _data(method: Method, X, y):
@@ -136,7 +148,8 @@ def run(method: Method, X, y, *, n_components=None, max_iter=None, tol=None, ran
         owner = "jaxdml.fit" if method.loss is not None else f"method {method.name!r}"
         check_params(dict(max_iter=max_iter, tol=tol, verbose=verbose, random_state=random_state), _CORE,
                      owner=owner)
-        _check_hyper(method, hyper)
+        check_settings(method, given, owner=owner)
+        check_hyper(method, hyper)
         X, classes, codes = _data(method, X, y)
     elif method.supervised and not method.labels:
         classes, codes = None, regression_targets(y, method.name)

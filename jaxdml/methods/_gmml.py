@@ -25,7 +25,10 @@ _CONSTRAINTS = {
 def _prior(prior, d):
     if isinstance(prior, str):
         return np.eye(d)
-    A0 = np.asarray(prior, dtype=np.float64)
+    try:
+        A0 = np.asarray(prior, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"GMML prior must be a numeric ({d}, {d}) matrix; got {prior!r:.80}.") from None
     if A0.shape != (d, d) or not np.all(np.isfinite(A0)):
         raise ValueError(f"GMML prior must be a finite ({d}, {d}) matrix; got shape {A0.shape}.")
     if not np.allclose(A0, A0.T, rtol=1e-8, atol=1e-12 * max(np.abs(A0).max(), 1e-300)):

@@ -13,7 +13,6 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils.validation import validate_data
 
-from .._validation import check_params
 from ._base import BaseMetricLearner
 
 __all__ = ["check_index_tuples", "TupleMetricLearner"]
@@ -53,7 +52,7 @@ class TupleMetricLearner(BaseMetricLearner):
         if tuples is None:
             return BaseMetricLearner.fit(self, X, y)
         owner = type(self).__name__
-        check_params(self.get_params(deep=False), self._parameter_constraints, owner=owner)
+        self._validate_params()
         if y is not None:
             raise ValueError(f"{owner}.fit: give either labels y or {self._tuple_kind}, not both.")
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)

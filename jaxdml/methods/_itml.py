@@ -21,7 +21,8 @@ __all__ = ["ITML", "ITML_METHOD"]
 
 #: Cap on ITML's default number of pairs of each kind (20 * n_classes**2 below it).
 ITML_MAX_DEFAULT_PAIRS = 500
-def _itml_prior(prior, X):
+def _itml_prior(prior, X, owner="ITML"):
+    """The prior metric ``M0`` (``owner``: the method named in messages; SDML and LSML share it)."""
     d = X.shape[1]
     if isinstance(prior, str):
         if prior == "identity":
@@ -31,16 +32,19 @@ def _itml_prior(prior, X):
             w, U = np.linalg.eigh(0.5 * (C + C.T))
             w = np.maximum(w, 1e-6 * max(float(w.max()), 1e-300))
             return (U / w) @ U.T
-        raise ValueError(f"ITML prior must be 'identity', 'covariance' or a (d, d) matrix; got {prior!r}.")
-    M0 = np.asarray(prior, dtype=np.float64)
+        raise ValueError(f"{owner} prior must be 'identity', 'covariance' or a (d, d) matrix; got {prior!r}.")
+    try:
+        M0 = np.asarray(prior, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{owner} prior must be a numeric ({d}, {d}) matrix; got {prior!r:.80}.") from None
     if M0.shape != (d, d) or not np.all(np.isfinite(M0)):
-        raise ValueError(f"ITML prior must be a finite ({d}, {d}) matrix; got shape {M0.shape}.")
+        raise ValueError(f"{owner} prior must be a finite ({d}, {d}) matrix; got shape {M0.shape}.")
     if not np.allclose(M0, M0.T, rtol=1e-8, atol=1e-12 * np.abs(M0).max()):
-        raise ValueError("ITML prior must be symmetric.")
+        raise ValueError(f"{owner} prior must be symmetric.")
     w = np.linalg.eigvalsh(M0)
     if w[0] <= 1e-12 * max(abs(w[-1]), 1e-300):
         raise NonPSDError(
-            f"ITML prior must be positive definite (the LogDet divergence is infinite otherwise); its "
+            f"{owner} prior must be positive definite (the LogDet divergence is infinite otherwise); its "
             f"smallest eigenvalue is {w[0]:.3g}."
         )
     return 0.5 * (M0 + M0.T)

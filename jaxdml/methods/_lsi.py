@@ -55,7 +55,7 @@ def _as_float64(tree):
     return jax.tree_util.tree_map(cast, tree)
 
 
-def _check_lsi_bounded(A, X, codes, sup_or_problem):
+def _check_lsi_bounded(A, X, codes, sup_or_problem, name="lsi"):
     """``reg=0``: the problem is unbounded if dissimilar pairs spread where ``X_S`` vanishes."""
     w, U = np.linalg.eigh(A)
     null = U[:, w <= 1e-10 * max(w[-1], 1e-300)]
@@ -70,13 +70,13 @@ def _check_lsi_bounded(A, X, codes, sup_or_problem):
         XD = X.shape[0] * (X.T @ X) - np.outer(sc, sc) - A
     if np.trace(null.T @ XD @ null) > 1e-10 * max(np.trace(XD), 1e-300):
         raise ValueError(
-            "LSI with reg=0 is unbounded on these data: the similar pairs have no spread along a direction "
+            f"{name.upper()} with reg=0 is unbounded on these data: the similar pairs have no spread along a direction "
             "in which dissimilar pairs differ, so the constraint does not bound the metric there. Use reg > 0."
         )
 
 
 def _lsi(X, codes, n_classes, *, n_components, random_state, max_iter, tol, verbose, learning_rate, n_constraints,
-         pairs, similar, proj_iter, reg):
+         pairs, similar, proj_iter, reg, name="lsi"):
     """LSI / MMC: max sum_D d_M s.t. sum_S d_M^2 <= 1, M PSD; ``reg > 0``: regularised.
 
     Labels: every pair of the training set when ``n_samples <= 3000`` (sums from GEMMs and
@@ -94,8 +94,8 @@ def _lsi(X, codes, n_classes, *, n_components, random_state, max_iter, tol, verb
     """
     tol = LSI_DEFAULT_TOL if tol is None else float(tol)
     rng = check_random_state(random_state)
-    sup = supervision("lsi", X, codes, n_classes, pairs, similar)
-    problem = pair_problem("lsi", X, codes, n_classes, sup, n_constraints, rng)
+    sup = supervision(name, X, codes, n_classes, pairs, similar)
+    problem = pair_problem(name, X, codes, n_classes, sup, n_constraints, rng)
     pair_sup = None
     if sup is None and not hasattr(problem, "a"):
         A, _ = similar_scatter64(X, codes, None)
@@ -106,17 +106,17 @@ def _lsi(X, codes, n_classes, *, n_components, random_state, max_iter, tol, verb
         A, _ = similar_scatter64(X, None, pair_sup)
     trace = float(np.trace(A))
     if not trace > 0:
-        raise ValueError("LSI: the similar pairs all join identical rows (their scatter X_S is 0).")
+        raise ValueError(f"{name.upper()}: the similar pairs all join identical rows (their scatter X_S is 0).")
     d = X.shape[1]
     if reg == 0:
-        _check_lsi_bounded(A, np.asarray(X, np.float64), codes, pair_sup)
+        _check_lsi_bounded(A, np.asarray(X, np.float64), codes, pair_sup, name)
     A_reg = A + float(reg) * (trace / d) * np.eye(d)
     max_iter = LSI_MAX_ITER if max_iter is None else int(max_iter)
     st = x64_call(lsi_solve, np.eye(d), _as_float64(problem), A_reg, max_iter=max_iter, tol=float(tol),
                   logdet=float(reg) * LSI_LOGDET_PER_REG, learning_rate=float(learning_rate))
     n_iter, converged = int(st.n_iter), bool(st.converged)
     if not converged:
-        warn_not_converged("lsi", max_iter, tol)
+        warn_not_converged(name, max_iter, tol)
     # exact feasibility in float64 (round-off): PSD cone, then scale into the (ridged) half-space;
     # then <X_S, M> <= <X_S + ridge, M> <= 1 as well
     M = np.asarray(st.M, np.float64)

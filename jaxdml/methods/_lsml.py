@@ -65,7 +65,7 @@ def _lsml(X, codes, n_classes, *, n_components, random_state, max_iter, tol, ver
     if not np.any(keep):
         raise ValueError("LSML: every quadruplet compares a row with itself.")
     Vab, Vcd, w = Vab[keep], Vcd[keep], w[keep] / w[keep].sum()
-    M0 = _itml_prior(prior, X)
+    M0 = _itml_prior(prior, X, "LSML")
     P = np.linalg.inv(M0)
     n, pad = Vab.shape[0], bucket_size(Vab.shape[0]) - Vab.shape[0]
     dtype = jnp.result_type(float)

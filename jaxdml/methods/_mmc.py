@@ -15,7 +15,7 @@ _LSI = LSI_METHOD.defaults
 
 def _mmc(X, codes, n_classes, *, max_proj, **kw):
     """LSI's solve step; metric-learn's ``max_proj`` is LSI's ``proj_iter``."""
-    return LSI_METHOD.solve(X, codes, n_classes, proj_iter=max_proj, **kw)
+    return LSI_METHOD.solve(X, codes, n_classes, proj_iter=max_proj, name="mmc", **kw)
 
 
 _DEFAULTS = {k: v for k, v in LSI_METHOD.defaults.items() if k != "proj_iter"}

@@ -29,7 +29,7 @@ import numpy as np
 from sklearn.utils.validation import validate_data
 
 from .._padding import bucket_size
-from .._validation import Interval, check_params
+from .._validation import Interval
 from ..linalg import components_from_metric
 from ..problems import make_pairs_problem, make_problem, pairs_from_labels
 from ._base import BaseMetricLearner
@@ -86,7 +86,7 @@ def supervision(name, X, codes, n_classes, pairs, similar):
         raise ValueError(f"method {name!r}: pairs and similar must be given together.")
     if codes is not None:
         raise ValueError(f"method {name!r}: give either labels y or pairs/similar, not both.")
-    prob = make_pairs_problem(X, pairs, similar)  # checks shapes, index range and 0/1 flags
+    prob = make_pairs_problem(X, pairs, similar, owner=f"method {name!r}")  # shapes, index range, 0/1 flags
     a, b = np.asarray(prob.a, np.int64), np.asarray(prob.b, np.int64)
     s = np.asarray(prob.similar, np.float64)
     keep = a != b
@@ -224,7 +224,7 @@ class PairsMetricLearner(_PairsClassifierMixin, BaseMetricLearner):
             return self._fit_tuples(X, y, calibration_params=calibration_params)
         if pairs is None and similar is None:
             return super().fit(X, y)
-        check_params(self.get_params(deep=False), self._parameter_constraints, owner=type(self).__name__)
+        self._validate_params()
         if y is not None:
             raise ValueError(f"{type(self).__name__}.fit: give either labels y or pairs/similar, not both.")
         self._clear_tuple_state()

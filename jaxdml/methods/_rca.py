@@ -8,7 +8,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from .._runtime import x64_call
-from .._validation import Interval, check_params
+from .._validation import Interval
 from .._warnings import warn as _warn
 from ..eigen._rca import rca_components
 from ._base import BaseMetricLearner
@@ -148,7 +148,7 @@ class RCA(BaseMetricLearner):
             raise ValueError("RCA.fit: give either labels y or chunk_labels, not both.")
         from sklearn.utils.validation import validate_data
 
-        check_params(self.get_params(deep=False), self._parameter_constraints, owner="RCA")
+        self._validate_params()
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
         self._store(self._run(X, None, chunk_labels=chunk_labels))
         return self

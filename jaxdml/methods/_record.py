@@ -5,11 +5,13 @@ from __future__ import annotations
 import numbers
 from typing import Callable, NamedTuple, Optional
 
+import optax
+
 from .._validation import Interval, Options
 from ..kernels import KERNELS
 from ..losses._registry import LossSpec
 
-__all__ = ["Method", "SETTINGS", "GRADIENT_SETTINGS"]
+__all__ = ["Method", "SETTINGS", "GRADIENT_SETTINGS", "SETTING_CONSTRAINTS"]
 
 #: ``jaxdml.fit`` settings beyond the core (n_components, max_iter, tol, random_state, verbose), with
 #: the value that means "not set". A method receives the ones it lists in ``Method.settings``; giving
@@ -18,6 +20,20 @@ SETTINGS = dict(init="auto", optimizer=None, learning_rate=None, n_neighbors=Non
                 pad_to="auto", batch_size="auto", n_candidates="auto", devices=None, callback=None)
 #: the settings of the optax-driven loss methods (all of them)
 GRADIENT_SETTINGS = frozenset(SETTINGS)
+#: what a set value of each setting may be (a record that lists a setting in its own ``constraints``,
+#: e.g. LSI's ``learning_rate`` or DMLMJ's ``n_neighbors``, is checked by that entry instead)
+SETTING_CONSTRAINTS = dict(
+    init=[Options({"auto", "identity", "pca", "lda", "random"}), "array-like"],
+    optimizer=[str, optax.GradientTransformation],
+    learning_rate=[Interval(numbers.Real, 0, None, closed="neither")],
+    n_neighbors=[Interval(numbers.Integral, 1, None)],
+    projection=[Options({"auto"}), "callable", None],
+    pad_to=[Options({"auto"}), Interval(numbers.Integral, 1, None), None],
+    batch_size=[Options({"auto"}), Interval(numbers.Integral, 1, None), None],
+    n_candidates=[Options({"auto"}), Interval(numbers.Integral, 1, None), None],
+    devices=[Options({"all"}), list, tuple],
+    callback=["callable"],
+)
 
 POSITIVE_INT = [Interval(numbers.Integral, 1, None)]
 POSITIVE_REAL = [Interval(numbers.Real, 0, None, closed="neither")]

@@ -13,6 +13,8 @@ from sklearn.utils import check_random_state
 from .._padding import bucket_size
 from .._runtime import to_device
 from .._validation import Interval, Options
+from .._warnings import warn as _warn
+from ..exceptions import ConvergenceWarning
 from ..losses._scml import scml_rda
 from ._pairs import warn_not_converged
 from ._record import Method
@@ -28,7 +30,7 @@ _CONSTRAINTS = {
     "basis": [Options({"auto", "lda", "triplet_diffs"}), "array-like"],
     "n_basis": [Interval(numbers.Integral, 1, None), None],
     "gamma": [Interval(numbers.Real, 0, None, closed="neither")],
-    "output_iter": [Interval(numbers.Integral, 1, None)],
+    "output_iter": [Interval(numbers.Integral, 1, None), None],
 }
 
 
@@ -164,14 +166,23 @@ def _scml(X, codes, n_classes, *, n_components, random_state, max_iter, tol, ver
     elif isinstance(basis, str):
         B = triplet_diffs_basis(X, T, n_basis, rng)
     else:
-        B = np.asarray(basis, np.float64)
+        try:
+            B = np.asarray(basis, np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"SCML: basis must be a numeric (n_basis, {X.shape[1]}) array; got {basis!r:.80}.") \
+                from None
         if B.ndim != 2 or B.shape[1] != X.shape[1] or not np.all(np.isfinite(B)):
             raise ValueError(f"SCML: basis must be a finite (n_basis, {X.shape[1]}) array; got shape {B.shape}.")
     P, iab, ian = _projections(X, T, B)
     P, iab, ian, mask = _padded(P, iab, ian)
     max_iter = 10000 if max_iter is None else int(max_iter)
+    if output_iter is None:
+        output_iter = min(500, max_iter)
+    elif output_iter > max_iter:  # metric-learn refuses it too: no iterate would ever be evaluated
+        raise ValueError(f"SCML: output_iter={output_iter} must be at most max_iter={max_iter} (the objective is "
+                         "evaluated every output_iter steps).")
     tol = 1e-3 if tol is None else float(tol)
-    block = min(int(output_iter), max_iter)
+    block = int(output_iter)
     batch_size = 10 if batch_size in (None, "auto") else int(batch_size)
     dtype = jnp.result_type(float)
     st = scml_rda(to_device(P, dtype), to_device(iab), to_device(ian), to_device(mask, dtype), float(beta),
@@ -179,9 +190,13 @@ def _scml(X, codes, n_classes, *, n_components, random_state, max_iter, tol, ver
                   jax.random.PRNGKey(int(rng.randint(2**31 - 1))), batch_size=int(batch_size), block=block,
                   max_blocks=max(max_iter // block, 1))
     converged, blocks = bool(st.converged), int(st.n_iter)
-    if not converged:
-        warn_not_converged("scml", max_iter, tol)
     w = np.asarray(st.w, np.float64)[: B.shape[0]]
+    if not np.any(w > 0):
+        converged = False
+        _warn("SCML: every weight is zero (no basis direction lowered the triplet loss), so the metric is zero; "
+              "try other bases (basis, n_basis), a smaller beta or more iterations.", ConvergenceWarning)
+    elif not converged:
+        warn_not_converged("scml", max_iter, tol)
     M = (B.T * w) @ B
     hist = np.asarray(st.history, np.float64)[: blocks + 1]
     return dict(metric=0.5 * (M + M.T), n_iter=blocks * block, converged=converged, loss=float(st.best),
@@ -190,7 +205,7 @@ def _scml(X, codes, n_classes, *, n_components, random_state, max_iter, tol, ver
 
 SCML_METHOD = Method(
     "scml", "M", _scml,
-    defaults=dict(k_genuine=3, k_impostor=10, beta=1e-5, basis="auto", n_basis=None, gamma=5e-3, output_iter=500,
+    defaults=dict(k_genuine=3, k_impostor=10, beta=1e-5, basis="auto", n_basis=None, gamma=5e-3, output_iter=None,
                   triplets=None),
     constraints={**_CONSTRAINTS, "triplets": ["array-like", None]}, settings=frozenset({"batch_size"}),
     supervised=False, full_rank_only=True, estimator="SCML",
@@ -231,8 +246,9 @@ class SCML(_TripletsClassifierMixin, TupleMetricLearner):
     gamma : float, default=5e-3
         Inverse step size of the dual averaging.
     batch_size : int, default=10
-    output_iter : int, default=500
-        Steps between evaluations of the full objective.
+    output_iter : int, default=None
+        Steps between evaluations of the full objective (None: 500, or ``max_iter`` when smaller;
+        a value above ``max_iter`` raises, as in metric-learn).
     max_iter : int, default=None
         Stochastic steps (default 10000).
     tol : float, default=1e-3
@@ -273,7 +289,7 @@ class SCML(_TripletsClassifierMixin, TupleMetricLearner):
     }
 
     def __init__(self, k_genuine=3, k_impostor=10, *, beta=1e-5, basis="auto", n_basis=None, gamma=5e-3,
-                 batch_size=10, output_iter=500, max_iter=None, tol=1e-3, random_state=None, verbose=0,
+                 batch_size=10, output_iter=None, max_iter=None, tol=1e-3, random_state=None, verbose=0,
                  preprocessor=None):
         self.preprocessor = preprocessor
         self.k_genuine = k_genuine

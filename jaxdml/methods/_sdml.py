@@ -63,7 +63,7 @@ def _sdml(X, codes, n_classes, *, n_components, random_state, max_iter, tol, ver
         a, b, s = sup
     if a.size == 0:
         raise ValueError("SDML: no usable pair (every pair joins a row with itself).")
-    M0 = _itml_prior(prior, X)
+    M0 = _itml_prior(prior, X, "SDML")
     S, eta = sdml_matrix(X, a, b, s, M0, balance_param, pd_margin)
     max_iter = 1000 if max_iter is None else int(max_iter)
     tol = 1e-6 if tol is None else float(tol)

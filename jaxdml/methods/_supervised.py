@@ -3,7 +3,10 @@
 In jaxdml one class takes both kinds of supervision (``ITML().fit(X, y)`` builds pairs from the
 labels, ``ITML().fit(pairs, y)`` learns from given pairs). The ``*_Supervised`` names are thin
 subclasses for code written against metric-learn: they take ``fit(X, y)`` only (3-D or index
-tuples are read as points and rejected). Adding one is a line: ``NAME_Supervised =
+tuples are read as points and rejected), and they read labels as metric-learn does: negative
+integer labels (e.g. -1) mark unlabelled samples, which take part in no constraint (as in
+:class:`jaxdml.Constraints`); the classes themselves (``jaxdml.ITML`` ...) read every label as a
+class. Adding one is a line: ``NAME_Supervised =
 supervised_alias(NAME)`` here, plus the export lines.
 """
 
@@ -25,9 +28,10 @@ def supervised_alias(cls, name=None):
     points and labels only."""
     name = name or f"{cls.__name__}_Supervised"
     doc = (f"metric-learn's ``{name}``: :class:`jaxdml.{cls.__name__}` fitted from points and labels "
-           f"(``fit(X, y)``, constraints drawn from the labels); see :class:`jaxdml.{cls.__name__}` for the "
-           "parameters. For tuples, use the class itself.")
-    alias = type(name, (cls,), {"__doc__": doc, "__module__": __name__, "_tuple_arities": ()})
+           f"(``fit(X, y)``, constraints drawn from the labels; negative integer labels mark unlabelled samples, "
+           f"as in metric-learn); see :class:`jaxdml.{cls.__name__}` for the parameters. For tuples, use the class "
+           "itself.")
+    alias = type(name, (cls,), {"__doc__": doc, "__module__": __name__, "_tuple_arities": (), "_partial_labels": True})
     alias.__qualname__ = name
     return alias
 

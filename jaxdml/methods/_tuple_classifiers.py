@@ -15,17 +15,27 @@ Mixins for :class:`jaxdml.methods._base.BaseMetricLearner` subclasses:
   Available on an estimator fitted on quadruplets.
 
 (metric-learn's quadruplet ``predict`` is ``sign`` and gives 0 on ties; here ties are -1, so that
-predictions stay in {-1, +1}.) The methods are hidden (``hasattr`` is False) until they apply, so
-that scikit-learn's estimator checks, which fit on points and labels, do not call them on points.
+predictions stay in {-1, +1}.)
+
+Where the methods are visible: on an unfitted learner that takes tuples (so that scikit-learn's
+``cross_val_score`` and ``GridSearchCV`` find ``score`` before they fit it on tuples), and on one
+fitted on its kind of tuple. After a fit on points and labels they are hidden (``hasattr`` is
+False, so scikit-learn's estimator checks, which fit on points, never call them on points); calling
+one then raises scikit-learn's ``NotFittedError`` (an ``AttributeError``) saying what to do: fit on
+tuples, or for pairs set a threshold first.
 """
 
 from __future__ import annotations
 
+import functools
 import numbers
+import types
 
 import numpy as np
-from sklearn.utils.metaestimators import available_if
+from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
+
+from ._tuples import TUPLE_NAMES, check_pair_labels
 
 __all__ = ["_PairsClassifierMixin", "_TripletsClassifierMixin", "_QuadrupletsClassifierMixin",
            "calibrate_threshold", "CALIBRATION_STRATEGIES"]
@@ -89,19 +99,69 @@ def calibrate_threshold(distances, y, strategy="accuracy", *, beta=1.0, min_rate
     return float(ds[kb - 1]) if kb > 0 else float(np.nextafter(ds[0], -np.inf))
 
 
+class _available_when:
+    """A method that exists only when ``problem(self)`` is None (scikit-learn's ``available_if``
+    with a message): otherwise reading it raises ``NotFittedError`` (an ``AttributeError``, so
+    ``hasattr`` is False) with ``problem(self)``, which says what to do."""
+
+    def __init__(self, problem):
+        self.problem = problem
+
+    def __call__(self, fn):
+        self.fn = fn
+        functools.update_wrapper(self, fn)
+        return self
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self.fn
+        message = self.problem(obj, self.fn.__name__)
+        if message:
+            raise NotFittedError(message)
+        return types.MethodType(self.fn, obj)
+
+
+def _points_fit(self):
+    return hasattr(self, "components_") and getattr(self, "tuple_arity_", None) is None
+
+
 def _fitted_on(arity):
-    def check(self):
-        return getattr(self, "tuple_arity_", None) == arity
+    """Available unless the learner was fitted on something other than ``arity``-tuples (or cannot
+    take them: metric-learn's ``*_Supervised`` names)."""
+    name = TUPLE_NAMES[arity]
 
-    return check
+    def problem(self, method):
+        cls = type(self).__name__
+        if arity not in self._tuple_arities:
+            return (f"{cls}.{method} works on {name}, and {cls} learns from points and labels only; use the "
+                    f"learner without the _Supervised suffix to fit on {name}.")
+        if hasattr(self, "components_") and getattr(self, "tuple_arity_", None) != arity:
+            return (f"{cls}.{method} works on {name}, but this {cls} was fitted on points and labels; fit it on "
+                    f"{name} (fit({name}) of shape (n, {arity}, n_features)) to classify {name}.")
+        return None
+
+    return problem
 
 
-def _pair_classifier(self):
-    return getattr(self, "tuple_arity_", None) == 2 or "threshold_" in vars(self)
+def _pair_problem(self, method):
+    """Pair classification: on pairs, or after a threshold was set on a fit from labels."""
+    cls = type(self).__name__
+    if 2 not in self._tuple_arities and "threshold_" not in vars(self):
+        return (f"{cls}.{method} classifies pairs with a distance threshold; {cls} learns from points and labels "
+                "only: fit it, then set a threshold with calibrate_threshold(pairs, y) or set_threshold(t), or "
+                "use the learner without the _Supervised suffix to fit on pairs.")
+    if _points_fit(self) and "threshold_" not in vars(self):
+        return (f"{cls}.{method} classifies pairs with a distance threshold, but this {cls} was fitted on points "
+                "and labels and has none: set it with calibrate_threshold(pairs, y) or set_threshold(t) first, "
+                "or fit on pairs (fit(pairs, y) with y in {-1, +1}).")
+    return None
 
 
-def _fitted(self):
-    return hasattr(self, "components_")
+def _fit_first(self, method):
+    if not hasattr(self, "components_"):
+        return (f"This {type(self).__name__} instance is not fitted yet; call fit before {method} (it sets the "
+                "distance threshold of a learned metric).")
+    return None
 
 
 class _PairsClassifierMixin:
@@ -109,26 +169,30 @@ class _PairsClassifierMixin:
 
     _tuple_arities = (2,)
 
-    @available_if(_pair_classifier)
+    @_available_when(_pair_problem)
     def decision_function(self, pairs) -> np.ndarray:
         """``-distance`` of each pair: larger means more similar."""
         return self.pair_score(pairs)
 
-    @available_if(_pair_classifier)
+    @_available_when(_pair_problem)
     def predict(self, pairs) -> np.ndarray:
         """+1 (similar) when a pair's distance is at most ``threshold_``, else -1."""
-        if "threshold_" not in vars(self):
-            raise AttributeError("no threshold set: call set_threshold or calibrate_threshold first.")
+        check_is_fitted(self, "components_")
         return np.where(self.pair_distance(pairs) <= self.threshold_, 1, -1)
 
-    @available_if(_pair_classifier)
+    @_available_when(_pair_problem)
     def score(self, pairs, y) -> float:
         """ROC AUC of ``decision_function`` for the pair labels ``y`` in {-1, +1}."""
         from sklearn.metrics import roc_auc_score
 
-        return float(roc_auc_score(np.asarray(y), self.decision_function(pairs)))
+        d = self.decision_function(pairs)
+        y = check_pair_labels(y, d.shape[0], f"{type(self).__name__}.score")
+        if np.unique(y).size < 2:
+            raise ValueError(f"{type(self).__name__}.score: the ROC AUC needs both similar (+1) and dissimilar (-1) "
+                             "pairs; y holds one kind only.")
+        return float(roc_auc_score(y, d))
 
-    @available_if(_fitted)
+    @_available_when(_fit_first)
     def set_threshold(self, threshold):
         """Set the distance threshold of :meth:`predict` (a finite real number)."""
         check_is_fitted(self, "components_")
@@ -137,7 +201,7 @@ class _PairsClassifierMixin:
         self.threshold_ = float(threshold)
         return self
 
-    @available_if(_fitted)
+    @_available_when(_fit_first)
     def calibrate_threshold(self, pairs, y, strategy="accuracy", beta=1.0, min_rate=None):
         """Choose ``threshold_`` on validation pairs: ``strategy`` in {"accuracy", "f_beta",
         "max_tpr", "max_tnr"} (see :func:`jaxdml.methods._tuple_classifiers.calibrate_threshold`).
@@ -158,9 +222,7 @@ class _PairsClassifierMixin:
         """
         _check_calibration(strategy, beta, min_rate)
         d = self.pair_distance(pairs)
-        y = np.asarray(y)
-        if y.shape != d.shape or not np.all(np.isin(y, (-1, 1))):
-            raise ValueError(f"calibrate_threshold: y must hold one label in {{-1, +1}} per pair ({d.size}).")
+        y = check_pair_labels(y, d.size, f"{type(self).__name__}.calibrate_threshold")
         self.threshold_ = calibrate_threshold(d, y, strategy, beta=beta, min_rate=min_rate)
         return self
 
@@ -191,17 +253,17 @@ class _TripletsClassifierMixin(_OrderClassifier):
     _tuple_arities = (3,)
     _arity, _second = 3, (0, 2)
 
-    @available_if(_fitted_on(3))
+    @_available_when(_fitted_on(3))
     def decision_function(self, triplets) -> np.ndarray:
         """``d(a, c) - d(a, b)`` for each triplet (positive: correctly ordered)."""
         return self._order_decision(triplets)
 
-    @available_if(_fitted_on(3))
+    @_available_when(_fitted_on(3))
     def predict(self, triplets) -> np.ndarray:
         """+1 when ``d(a, b) < d(a, c)``, else -1."""
         return np.where(self._order_decision(triplets) > 0, 1, -1)
 
-    @available_if(_fitted_on(3))
+    @_available_when(_fitted_on(3))
     def score(self, triplets, y=None) -> float:
         """The fraction of triplets predicted +1 (correctly ordered)."""
         return float(np.mean(self.predict(triplets) == 1))
@@ -213,17 +275,17 @@ class _QuadrupletsClassifierMixin(_OrderClassifier):
     _tuple_arities = (4,)
     _arity, _second = 4, (2, 3)
 
-    @available_if(_fitted_on(4))
+    @_available_when(_fitted_on(4))
     def decision_function(self, quadruplets) -> np.ndarray:
         """``d(c, d) - d(a, b)`` for each quadruplet (positive: correctly ordered)."""
         return self._order_decision(quadruplets)
 
-    @available_if(_fitted_on(4))
+    @_available_when(_fitted_on(4))
     def predict(self, quadruplets) -> np.ndarray:
         """+1 when ``d(a, b) < d(c, d)``, else -1."""
         return np.where(self._order_decision(quadruplets) > 0, 1, -1)
 
-    @available_if(_fitted_on(4))
+    @_available_when(_fitted_on(4))
     def score(self, quadruplets, y=None) -> float:
         """The fraction of quadruplets predicted +1 (correctly ordered)."""
         return float(np.mean(self.predict(quadruplets) == 1))

@@ -4,8 +4,9 @@ Input kinds (decided by :func:`input_kind`, in this order):
 
 * ``X.ndim == 3``: **formed tuples** of shape ``(n_tuples, k, n_features)`` - pairs (k = 2, with
   ``y`` in {-1, +1}), triplets (k = 3) or quadruplets (k = 4, both without ``y``);
-* ``X.ndim == 2``, integer dtype, and the estimator has a ``preprocessor`` (an array of rows, or a
-  callable mapping a 1-D index array to the rows): **index tuples** of shape ``(n_tuples, k)``;
+* ``X.ndim == 2`` and the estimator has a ``preprocessor`` (an array of rows, or a callable mapping a
+  1-D index array to the rows): **index tuples** of shape ``(n_tuples, k)``, integers (floats
+  holding whole numbers are read as integers; any other dtype is an error, never points);
 * anything else: **points** ``(n_samples, n_features)`` with labels - the estimator's ordinary
   ``fit(X, y)`` (metric-learn's ``*_Supervised`` behaviour), unchanged.
 
@@ -24,7 +25,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["TupleData", "input_kind", "prepare_tuples", "form_tuples", "fit_kwargs", "TUPLE_NAMES"]
+__all__ = ["TupleData", "input_kind", "prepare_tuples", "form_tuples", "fit_kwargs", "check_pair_labels",
+           "TUPLE_NAMES"]
 
 #: what a tuple of each arity is called in messages
 TUPLE_NAMES = {2: "pairs", 3: "triplets", 4: "quadruplets"}
@@ -59,11 +61,12 @@ def _ndim_dtype(X):
 
 
 def input_kind(X, preprocessor=None) -> str:
-    """``"tuples"`` (3-D), ``"indices"`` (2-D integers with a preprocessor) or ``"points"``."""
-    ndim, dtype = _ndim_dtype(X)
+    """``"tuples"`` (3-D), ``"indices"`` (2-D with a preprocessor: whatever the dtype, so that float
+    or boolean indices get a clear error instead of being read as points) or ``"points"``."""
+    ndim, _ = _ndim_dtype(X)
     if ndim == 3:
         return "tuples"
-    if ndim == 2 and preprocessor is not None and dtype is not None and dtype.kind in "iu":
+    if ndim == 2 and preprocessor is not None:
         return "indices"
     return "points"
 
@@ -110,10 +113,49 @@ def _as_float(a, owner, what):
 
 
 def _index_array(X, owner):
+    """Index tuples as int64: integers, or floats that hold whole numbers (as ``jaxdml.fit`` reads
+    ``pairs=``/``triplets=``); booleans, fractions, strings: a ``ValueError``."""
     idx = np.asarray(X)
-    if idx.dtype.kind not in "iu":
-        raise ValueError(f"{owner}: index tuples must be integers; got dtype {idx.dtype}.")
-    return idx.astype(np.int64)
+    if idx.dtype.kind in "iu":
+        return idx.astype(np.int64)
+    if idx.dtype.kind in "fO":
+        try:
+            f = idx.astype(np.float64)
+        except (TypeError, ValueError):
+            f = None
+        if f is not None and np.all(np.isfinite(f)) and np.all(f == np.round(f)):
+            return f.astype(np.int64)
+    raise ValueError(f"{owner}: index tuples must hold integer row indices (with a preprocessor, 2-D input is read "
+                     f"as index tuples); got dtype {idx.dtype}" + (" with values that are not whole numbers"
+                                                                   if idx.dtype.kind == "f" else "") + ".")
+
+
+_KINDS = {"b": "boolean", "U": "string", "S": "bytes", "V": "structured"}
+
+
+def check_pair_labels(y, n, owner) -> np.ndarray:
+    """Pair labels as int64 in {-1, +1}: the numbers +1 (similar) and -1 (dissimilar), one per pair.
+
+    The one check of pair labels (``fit``, ``calibrate_threshold`` and ``score`` use it): strings
+    such as ``"1"`` and booleans are refused, whatever they would convert to.
+    """
+    if y is None:
+        raise ValueError(f"{owner}: pairs need labels y: +1 for a similar pair, -1 for a dissimilar one.")
+    y = np.asarray(y)
+    if y.ndim != 1 or y.shape[0] != n:
+        raise ValueError(f"{owner}: y must be 1-D with one label per pair ({n}); got shape {y.shape}.")
+    flat = y.tolist() if y.dtype.kind == "O" else []
+    if y.dtype.kind in "bUSV" or any(isinstance(v, (str, bytes, bool, np.bool_)) or v is None for v in flat):
+        raise ValueError(f"{owner}: pair labels y must be the numbers +1 (similar) and -1 (dissimilar); got "
+                         f"{_KINDS.get(y.dtype.kind, 'object')} values such as {y[:3].tolist()}.")
+    try:
+        yf = y.astype(np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{owner}: pair labels y must be +1 (similar) or -1 (dissimilar).") from None
+    if not np.all(np.isin(yf, (-1.0, 1.0))):
+        bad = np.unique(yf[~np.isin(yf, (-1.0, 1.0))])[:5].tolist()
+        raise ValueError(f"{owner}: pair labels y must be +1 (similar) or -1 (dissimilar); found {bad}.")
+    return yf.astype(np.int64)
 
 
 def _check_y(y, n, arity, owner):
@@ -122,19 +164,7 @@ def _check_y(y, n, arity, owner):
             raise ValueError(f"{owner}: {TUPLE_NAMES.get(arity, 'tuples')} carry their own supervision (the first "
                              "pair is the closer one); y must be None.")
         return None
-    if y is None:
-        raise ValueError(f"{owner}: pairs need labels y: +1 for a similar pair, -1 for a dissimilar one.")
-    y = np.asarray(y)
-    if y.ndim != 1 or y.shape[0] != n:
-        raise ValueError(f"{owner}: y must be 1-D with one label per pair ({n}); got shape {y.shape}.")
-    try:
-        yf = y.astype(np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"{owner}: pair labels y must be +1 (similar) or -1 (dissimilar).") from None
-    if not np.all(np.isin(yf, (-1.0, 1.0))):
-        bad = np.unique(y[~np.isin(yf, (-1.0, 1.0))])[:5].tolist()
-        raise ValueError(f"{owner}: pair labels y must be +1 (similar) or -1 (dissimilar); found {bad}.")
-    return yf.astype(np.int64)
+    return check_pair_labels(y, n, owner)
 
 
 def prepare_tuples(X, y, *, arities, preprocessor=None, owner="fit") -> TupleData:

@@ -56,12 +56,27 @@ class FittedMetric:
     metric_: Optional[np.ndarray] = None
     input_scaling: Optional[tuple] = None
 
-    def _prepare(self, X, dtype) -> np.ndarray:
-        X = np.asarray(X, dtype=dtype)
+    def _prepare(self, X, dtype=None) -> np.ndarray:
+        """``X`` as a finite 2-D float array of ``n_features`` columns (``dtype``: default float32
+        or wider), scaled as at fit time; a ``ValueError`` naming the problem otherwise."""
+        X = np.asarray(X)
+        if X.dtype.kind == "c":
+            raise ValueError("X must be real; it holds complex numbers.")
+        if X.dtype.kind not in "biuf":
+            try:
+                X = X.astype(np.float64)
+            except (TypeError, ValueError):
+                raise ValueError(f"X must be numeric; it holds values that are not numbers (dtype {X.dtype}).") \
+                    from None
+        X = X.astype(np.result_type(X.dtype, np.float32) if dtype is None else dtype, copy=False)
         if X.ndim != 2 or X.shape[1] != self.n_features:
             raise ValueError(
                 f"X has shape {X.shape}; this metric was learned on {self.n_features} features."
             )
+        bad = ~np.isfinite(X)
+        if bad.any():
+            raise ValueError(f"X contains NaN or infinity ({int(bad.sum())} value(s), the first in row "
+                             f"{int(np.argwhere(bad)[0, 0])}); a metric cannot embed them.")
         if self.input_scaling is not None:
             offset, scale = self.input_scaling
             X = X * np.asarray(scale, dtype=X.dtype) + np.asarray(offset, dtype=X.dtype)
@@ -84,20 +99,29 @@ class FittedMetric:
 
     def transform(self, X) -> np.ndarray:
         """Embed ``X``: ``X @ L.T`` (squared Euclidean distances there are Mahalanobis under M)."""
-        X = self._prepare(X, np.result_type(np.asarray(X).dtype, np.float32))
+        X = self._prepare(X)
         return X @ self.L.T.astype(X.dtype, copy=False)
 
     def pairwise_distances(self, X, Y=None, *, squared: bool = False) -> np.ndarray:
-        """Mahalanobis distances between the rows of ``X`` and ``Y`` (default ``X``)."""
+        """Mahalanobis distances between the rows of ``X`` and ``Y`` (default ``X``), in the dtype of
+        the embedding (computed in float64: the expansion ``|a|^2 + |b|^2 - 2 a.b`` cancels badly in
+        float32; a point's distance to itself is 0)."""
         A = self.transform(X)
         B = A if Y is None else self.transform(Y)
-        D = (A * A).sum(1)[:, None] + (B * B).sum(1)[None, :] - 2.0 * A @ B.T
+        A64, B64 = A.astype(np.float64), B.astype(np.float64)
+        D = (A64 * A64).sum(1)[:, None] + (B64 * B64).sum(1)[None, :] - 2.0 * A64 @ B64.T
         D = np.maximum(D, 0.0)
-        return D if squared else np.sqrt(D)
+        if Y is None:
+            np.fill_diagonal(D, 0.0)
+        return (D if squared else np.sqrt(D)).astype(np.result_type(A.dtype, B.dtype), copy=False)
 
     def pair_distance(self, a, b, *, squared: bool = False) -> np.ndarray:
         """Distance between corresponding rows of ``a`` and ``b``."""
-        diff = self.transform(a) - self.transform(b)
+        A, B = self.transform(a), self.transform(b)
+        if A.shape[0] != B.shape[0]:
+            raise ValueError(f"pair_distance: a and b must have as many rows (one pair per row); got {A.shape[0]} "
+                             f"and {B.shape[0]}.")
+        diff = A - B
         d2 = (diff * diff).sum(axis=1)
         return d2 if squared else np.sqrt(d2)
 
@@ -172,6 +196,12 @@ def save_npz(metric, path) -> str:
     path = os.fspath(path)
     if not path.endswith(".npz"):
         path = path + ".npz"
+    if os.path.isdir(path):
+        raise ValueError(f"Cannot save the metric to {path!r}: it is a folder.")
+    for name, arr in (("L", metric.L), ("M", metric.metric_), ("X_fit", getattr(metric, "X_fit", None))):
+        if arr is not None and not np.all(np.isfinite(np.asarray(arr, dtype=np.float64))):
+            raise ValueError(f"Cannot save the metric to {path!r}: its {name} contains NaN or infinity (a file "
+                             "that jaxdml.load would refuse).")
     classes, classes_kind = _plain_classes(metric.classes)
     arrays = dict(
         format=np.asarray(FORMAT), format_version=np.asarray(FORMAT_VERSION),

@@ -30,7 +30,6 @@ from sklearn.base import clone
 
 from ..config import precise
 from .._runtime import jit_quick_compile, to_device
-from .._validation import check_params
 from .._warnings import warn
 from ..classifiers._multidml import knn_batched
 from ..exceptions import ConvergenceWarning
@@ -230,7 +229,7 @@ def batched_grid(base, X, y, folds, points, metrics, knn_args, mode="auto"):
     estimators = []
     for point in points:  # every point's values checked once, as its own fit would check them
         est = clone(base).set_params(**point)
-        check_params(est.get_params(deep=False), est._parameter_constraints, owner=type(est).__name__)
+        est._validate_params()
         estimators.append(est)
     # every fold padded to one width: the largest training fold, rounded up to a multiple of 16 (a
     # solver's cost grows with the square of the padded rows; one program serves the whole grid)

@@ -10,6 +10,7 @@ compiled program, one optimisation trajectory per point of the non-``tol`` param
 
 from __future__ import annotations
 
+import numbers
 import time
 from typing import Any, NamedTuple
 
@@ -17,11 +18,14 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.neighbors import KNeighborsClassifier
 
+from .._validation import Interval, check_params
 from ..compilation import ensure_default_cache
 from ._batched import batched_grid
 
 __all__ = ["tune", "tune_knn", "metadata_cross_validate", "metadata", "TuneResult"]
 
+#: the diagnostics tune_knn reports only for learners that have them (any other name must exist)
+_OPTIONAL = ("loss", "n_iter", "converged")
 #: diagnostics where smaller is better (the best grid point minimises them)
 _SMALLER_IS_BETTER = ("loss", "time", "n_iter")
 
@@ -87,8 +91,9 @@ def _numeric(v) -> bool:
 
 
 def metadata(estimator) -> dict:
-    """A fitted learner's diagnostics: ``loss``, ``n_iter``, ``converged`` and the numeric entries of
-    ``result_.info`` (jaxdml learners), or ``n_iter_`` (scikit-learn transformers); plus the numeric
+    """A fitted learner's diagnostics: ``loss`` (when it has one: not the closed forms), ``n_iter``,
+    ``converged`` and the numeric entries of ``result_.info`` (jaxdml learners), or ``n_iter_``
+    (scikit-learn transformers); plus the numeric
     entries of the learner's own ``metadata()`` dict when it has that method (pyDML's protocol, as
     the learners of :mod:`jaxdml.pydml` do)."""
     out = {}
@@ -97,8 +102,9 @@ def metadata(estimator) -> dict:
         out.update({k: float(v) for k, v in dict(own()).items() if _numeric(v)})
     res = getattr(estimator, "result_", None)
     if res is not None:
-        out.update(loss=np.nan if res.loss is None else float(res.loss), n_iter=int(res.n_iter),
-                   converged=float(bool(res.converged)))
+        if res.loss is not None:  # closed forms have no loss: no entry, rather than a column of NaN
+            out["loss"] = float(res.loss)
+        out.update(n_iter=int(res.n_iter), converged=float(bool(res.converged)))
         for k, v in (res.info or {}).items():
             if _numeric(v) and k not in out:
                 out[k] = float(v)
@@ -118,8 +124,9 @@ def _knn_score(Ztr, ytr, Zte, yte, k, knn_args):
     return float(KNeighborsClassifier(n_neighbors=k, **knn_args).fit(Ztr, ytr).score(Zte, yte))
 
 
-def _evaluate(est, X, y, train, test, metrics, knn_args):
-    """Fit a clone of ``est`` on ``train`` and measure ``metrics`` on ``test``."""
+def _evaluate(est, X, y, train, test, metrics, knn_args, optional=()):
+    """Fit a clone of ``est`` on ``train`` and measure ``metrics`` on ``test`` (a diagnostic in
+    ``optional`` that the learner lacks is left out; any other one raises)."""
     est = clone(est)
     t0 = time.perf_counter()
     est.fit(X[train], y[train])
@@ -133,13 +140,83 @@ def _evaluate(est, X, y, train, test, metrics, knn_args):
             out[name] = _knn_score(Ztr, y[train], Zte, y[test], int(m), knn_args)
         elif name in meta:
             out[name] = float(meta[name])
+        elif name in optional:
+            continue
         else:
             raise ValueError(f"metric {name!r} is not a diagnostic of {type(est).__name__}; it has "
                              f"{sorted(meta)} (or give an int k for k-NN accuracy).")
     return out
 
 
-def _as_estimator(dml, params: dict):
+def _check_metrics(metrics, owner: str, *, allow_empty=False) -> list:
+    """``metrics`` as a list of ints ``k >= 1`` and diagnostic names, each once (a ``ValueError``
+    naming ``metrics`` otherwise; a string is not a list of metrics)."""
+    if isinstance(metrics, (str, bytes, dict)) or not hasattr(metrics, "__iter__"):
+        raise ValueError(f"{owner}: metrics must be a list of ints k (k-NN accuracy) and diagnostic names such as "
+                         f"'loss'; got {metrics!r}.")
+    metrics = list(metrics)
+    if not metrics and not allow_empty:
+        raise ValueError(f"{owner}: metrics is empty; give at least one (an int k for k-NN accuracy, or a diagnostic "
+                         "name such as 'loss').")
+    for m in metrics:
+        if isinstance(m, numbers.Integral) and not isinstance(m, (bool, np.bool_)) and m < 1:
+            raise ValueError(f"{owner}: a k-NN metric k must be at least 1; metrics has {m!r}.")
+        if isinstance(m, str) and not m:
+            raise ValueError(f"{owner}: metrics has an empty name.")
+        try:
+            metric_name(m)
+        except ValueError as exc:
+            raise ValueError(f"{owner}: {exc}") from None
+    names = [metric_name(m) for m in metrics]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ValueError(f"{owner}: metrics names {twice} more than once.")
+    return metrics
+
+
+_CV_CONSTRAINTS = {
+    "n_folds": [Interval(numbers.Integral, 2, None)],
+    "n_reps": [Interval(numbers.Integral, 1, None)],
+    "seed": [None, Interval(numbers.Integral, 0, 2**32 - 1), np.random.RandomState],
+    "verbose": ["boolean", Interval(numbers.Integral, 0, None)],
+    "refit": ["boolean"],
+    "dml_params": [None, dict],
+    "tune_args": [None, dict],
+}
+
+
+def _check_args(owner, knn_args, **args) -> None:
+    """The scalar arguments of the tuning helpers, and ``knn_args`` (keyword arguments of scikit-learn's
+    ``KNeighborsClassifier``)."""
+    check_params(args, _CV_CONSTRAINTS, owner=owner)
+    unknown = sorted(set(knn_args) - set(KNeighborsClassifier().get_params()) | ({"n_neighbors"} & set(knn_args)))
+    if unknown:
+        raise ValueError(f"{owner}: {unknown} are not keyword arguments of KNeighborsClassifier (**knn_args; "
+                         "n_neighbors comes from the metrics).")
+
+
+def _check_grid(base, tune_args, dml_params, owner) -> None:
+    """Every name in ``tune_args``/``dml_params`` is a parameter of the learner; every grid axis is
+    a non-empty list of values (not a string, not a single value)."""
+    valid = set(base.get_params(deep=False))
+    for what, d in (("dml_params", dml_params), ("tune_args", tune_args)):
+        bad = sorted(set(d or {}) - valid)
+        if bad:
+            raise ValueError(f"{owner}: {what} names {bad}, which are not parameters of {type(base).__name__} "
+                             f"(it has {sorted(valid)}).")
+    both = sorted(set(tune_args or {}) & set(dml_params or {}))
+    if both:
+        raise ValueError(f"{owner}: {both} in both dml_params and tune_args; a parameter is either fixed or tuned.")
+    for name, values in (tune_args or {}).items():
+        if isinstance(values, (str, bytes, dict)) or not hasattr(values, "__iter__"):
+            raise ValueError(f"{owner}: tune_args[{name!r}] must be a list of values to try; got {values!r} (write "
+                             f"[{values!r}] for a single value).")
+        if len(list(values)) == 0:
+            raise ValueError(f"{owner}: tune_args[{name!r}] is empty; give at least one value.")
+
+
+def _as_estimator(dml, params: dict, name="dml"):
+    """A learner instance from an instance, its class or a method name (``name``: the argument, in messages)."""
     if isinstance(dml, str):
         from ..methods import get_method
         from .. import estimators
@@ -151,7 +228,8 @@ def _as_estimator(dml, params: dict):
     elif isinstance(dml, type):
         dml = dml()
     if not (hasattr(dml, "fit") and hasattr(dml, "transform")):
-        raise ValueError(f"dml must be a metric learner (fit/transform), its class or a method name; got {dml!r}.")
+        raise ValueError(f"{name} must be a metric learner (fit/transform), its class or a method name; got "
+                         f"{dml!r}.")
     return clone(dml).set_params(**params)
 
 
@@ -167,7 +245,7 @@ def metadata_cross_validate(estimator, X, y, metrics=(3,), n_folds=5, n_reps=1, 
 
     Parameters
     ----------
-    estimator : metric learner (fit/transform)
+    estimator : metric learner (fit/transform), its class, or a method name (``"nca"``)
     X : array of shape (n_samples, n_features)
     y : array of shape (n_samples,)
     metrics : list of int or str, default=(3,)
@@ -187,6 +265,10 @@ def metadata_cross_validate(estimator, X, y, metrics=(3,), n_folds=5, n_reps=1, 
         Column-oriented: ``"fold"`` and one array per metric (one value per fold), plus
         ``"mean"`` and ``"std"`` dicts over the folds.
     """
+    owner = "metadata_cross_validate"
+    metrics = _check_metrics(metrics, owner)
+    _check_args(owner, knn_args, n_folds=n_folds, n_reps=n_reps, seed=seed, verbose=verbose)
+    estimator = _as_estimator(estimator, {}, name="estimator")
     X, y = _check_xy(X, y)
     names = [metric_name(m) for m in metrics]
     rows = []
@@ -259,28 +341,41 @@ def tune(dml, X, y, dml_params=None, tune_args=None, metrics=(3,), n_folds=5, n_
     -------
     TuneResult
     """
+    return _tune(dml, X, y, dml_params, tune_args, metrics, n_folds, n_reps, seed, verbose, refit=refit,
+                 vectorize=vectorize, knn_args=knn_args, owner="tune")
+
+
+def _tune(dml, X, y, dml_params, tune_args, metrics, n_folds, n_reps, seed, verbose, *, refit, vectorize, knn_args,
+          owner, optional=()) -> TuneResult:
+    """:func:`tune`; the diagnostics in ``optional`` are columns only for a learner that has them."""
     ensure_default_cache()  # the vectorised grid compiles outside any fit: a later process loads it
+    metrics = _check_metrics(metrics, owner)
+    _check_args(owner, knn_args, n_folds=n_folds, n_reps=n_reps, seed=seed, verbose=verbose, refit=refit,
+                dml_params=dml_params, tune_args=tune_args)
+    if vectorize not in ("auto", "vmap", False) or isinstance(vectorize, np.bool_):
+        raise ValueError(f"{owner}: vectorize must be 'auto', 'vmap' or False; got {vectorize!r}.")
+    base = _as_estimator(dml, {})
+    _check_grid(base, tune_args, dml_params, owner)
+    base = base.set_params(**dict(dml_params or {}))
     X, y = _check_xy(X, y)
-    base = _as_estimator(dml, dict(dml_params or {}))
     points = _grid(tune_args)
-    names = [metric_name(m) for m in metrics]
-    if not names:
-        raise ValueError("metrics is empty; give at least one (an int k for k-NN accuracy).")
     folds = _folds(X, y, n_folds, n_reps, seed)
-    if vectorize not in ("auto", "vmap", False):
-        raise ValueError(f"vectorize must be 'auto', 'vmap' or False; got {vectorize!r}.")
     per_fold = batched_grid(base, X, y, folds, points, metrics, knn_args, vectorize) if vectorize else None
     vectorised = per_fold is not None
     if per_fold is None:
         per_fold = []
         for point in points:
             est = clone(base).set_params(**point)
-            per_fold.append([_evaluate(est, X, y, tr, te, metrics, knn_args) for tr, te in folds])
+            per_fold.append([_evaluate(est, X, y, tr, te, metrics, knn_args, optional) for tr, te in folds])
+    names = [n for n in map(metric_name, metrics) if all(n in f for row in per_fold for f in row)]
     results, detailed = _summarise(points, per_fold, names, len(folds))
     if verbose:
         for i, p in enumerate(points):
             print(f"{p}: " + ", ".join(f"{n}={results[n][i]:.4g}" for n in names))
     first = results[names[0]]
+    if np.all(np.isnan(first)):
+        raise ValueError(f"{owner}: {names[0]} is NaN at every grid point (the fits failed or the learner does not "
+                         "report it); nothing to choose the best point by.")
     best = int(np.nanargmin(first) if names[0] in _SMALLER_IS_BETTER else np.nanargmax(first))
     best_est = clone(base).set_params(**points[best]).fit(X, y) if refit else None
     return TuneResult(results, dict(points[best]), float(first[best]), best_est, detailed, vectorised)
@@ -289,11 +384,16 @@ def tune(dml, X, y, dml_params=None, tune_args=None, metrics=(3,), n_folds=5, n_
 def tune_knn(dml, X, y, n_neighbors=3, dml_params=None, tune_args=None, n_folds=5, n_reps=1, seed=None,
              verbose=False, *, metrics=("loss", "n_iter", "converged"), refit=True, vectorize="auto",
              **knn_args) -> TuneResult:
-    """:func:`tune` scored by ``n_neighbors``-NN accuracy (the first metric), with the learner's
-    diagnostics (``metrics``, default final loss, iterations and convergence; only those the learner
-    has) as extra columns."""
-    probe = _as_estimator(dml, dict(dml_params or {}))
+    """:func:`tune` scored by ``n_neighbors``-NN accuracy (the first metric, ``n_neighbors`` an int
+    >= 1), with the learner's diagnostics (``metrics``, default final loss, iterations and
+    convergence) as extra columns: of ``"loss"``, ``"n_iter"`` and ``"converged"`` only those the
+    learner has (a closed form has no loss); any other name must be a diagnostic of the learner."""
+    if isinstance(n_neighbors, (bool, np.bool_)) or not isinstance(n_neighbors, numbers.Integral) or n_neighbors < 1:
+        raise ValueError(f"tune_knn: n_neighbors must be an int >= 1; got {n_neighbors!r}.")
+    metrics = _check_metrics(metrics, "tune_knn", allow_empty=True)
+    probe = _as_estimator(dml, {})
     has_result = hasattr(probe, "_record")
     extra = [m for m in metrics if has_result or m == "time"]
-    return tune(probe, X, y, None, tune_args, [int(n_neighbors), *extra], n_folds, n_reps, seed, verbose,
-                refit=refit, vectorize=vectorize, **knn_args)
+    return _tune(probe, X, y, dml_params, tune_args, [int(n_neighbors), *extra], n_folds, n_reps, seed, verbose,
+                 refit=refit, vectorize=vectorize, knn_args=knn_args, owner="tune_knn",
+                 optional={m for m in extra if m in _OPTIONAL})
