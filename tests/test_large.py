@@ -129,15 +129,23 @@ def test_sampled_lmnn_candidates_are_unbiased(rng, x64):
     assert abs(np.mean(vals) - exact) < 4 * np.std(vals) / np.sqrt(len(vals))
 
 
+def test_nca_switches_to_minibatch_adam_above_its_threshold(rng):
+    # NCA: full-batch L-BFGS on the exact objective up to NCA_LARGE_N samples, minibatch Adam
+    # (256 anchors against 1024 sampled rows) above; a setting the user gives is kept
+    from jaxdml.methods._nca import NCA_LARGE_N
+
+    X, y = _data(rng, NCA_LARGE_N + 1, d=3, c=3)
+    big = jaxdml.fit(X, y, loss="nca", max_iter=2)
+    assert (big.info["batch_size"], big.info["n_candidates"]) == (256, 1024)
+    at = jaxdml.fit(X[:NCA_LARGE_N], y[:NCA_LARGE_N], loss="nca", max_iter=2)
+    assert at.info["batch_size"] is None and at.info["n_candidates"] is None
+    exact = jaxdml.fit(X, y, loss="nca", max_iter=2, optimizer="lbfgs")
+    assert exact.info["batch_size"] is None and exact.info["n_candidates"] is None
+
+
 @pytest.mark.slow
 def test_fit_picks_the_large_data_path_by_itself(rng):
-    # NCA: full-batch L-BFGS on the exact objective up to 20000 samples, minibatch Adam with
-    # sampled candidates above
     X, y = _data(rng, 20500, d=8, c=10)
-    m = jaxdml.fit(X, y, loss="nca", max_iter=20)
-    assert m.info["batch_size"] == 256 and m.info["n_candidates"] is not None
-    small = jaxdml.fit(X[:200], y[:200], loss="nca", max_iter=5)
-    assert small.info["batch_size"] is None and small.info["n_candidates"] is None
     # MCML and LDML: full batch up to 10000 samples, 256 anchors against 1024 sampled rows above;
     # the sampled steps still lower the exact objective
     for loss in ("mcml", "ldml"):

@@ -49,7 +49,7 @@ def test_methods_lists_every_record_and_available_methods_is_its_names():
     # the records carry the gradient defaults (one place)
     nca = table["nca"].loss
     assert (nca.optimizer, nca.learning_rate, nca.max_iter, nca.batch_size, nca.large_n, nca.candidates_above,
-            nca.n_candidates) == ("lbfgs", None, 100, 256, 20000, 20000, 1024)
+            nca.n_candidates) == ("lbfgs", None, 100, 256, 2000, 2000, 1024)
     assert jaxdml.losses.get("lmnn") is table["lmnn"].loss
 
 
