@@ -43,11 +43,16 @@ jax.config.update("jax_default_matmul_precision", "highest")
 
 def pytest_configure(config):
     """The persistent compilation cache is on by default: the suite uses (and exercises) it in a
-    private, fresh folder, removed at the end, and never writes the user's cache. Subprocesses the
-    tests start inherit the folder."""
+    private, fresh folder, removed at the end, and never writes the user's cache. pytest-xdist's
+    workers and the subprocesses the tests start share the one folder, so a program one of them
+    compiled is loaded, not compiled again, by the others (the cache locks its reads and writes)."""
+    shared = os.environ.get("JAXDML_TESTS_XLA_CACHE")
+    if hasattr(config, "workerinput") and shared and os.path.isdir(shared):
+        os.environ["JAXDML_CACHE_DIR"] = shared  # a worker: the controller's folder
+        return
     folder = tempfile.mkdtemp(prefix="jaxdml-tests-xla-")
     config._jaxdml_xla_cache = folder
-    os.environ["JAXDML_CACHE_DIR"] = folder
+    os.environ["JAXDML_CACHE_DIR"] = os.environ["JAXDML_TESTS_XLA_CACHE"] = folder
 
 
 def pytest_unconfigure(config):

@@ -76,7 +76,7 @@ PARAMS += [pytest.param(name, d, marks=pytest.mark.slow) for name, (_, _, ds) in
 
 def _grad_check(f_jax, f_ref, Z, n_dir=2, eps=1e-5):
     """jax.grad of the loss against central differences of the reference along random directions."""
-    g = np.asarray(jax.grad(f_jax)(jnp.asarray(Z)))
+    g = np.asarray(jax.jit(jax.grad(f_jax))(jnp.asarray(Z)))
     assert np.all(np.isfinite(g))
     rng = np.random.default_rng(1)
     for _ in range(n_dir):
@@ -92,7 +92,7 @@ def test_loss_matches_reference(name, distance, x64):
     f, ref, _ = CASES[name]
     Z = _data()
     pairs = R.label_pairs(Y, ROWS)
-    value = float(f(jnp.asarray(Z), jnp.asarray(Y), distance))
+    value = float(jax.jit(lambda z, y: f(z, y, distance))(jnp.asarray(Z), jnp.asarray(Y)))
     np.testing.assert_allclose(value, ref(Z, Y, ROWS, pairs, distance), rtol=1e-10, atol=1e-12)
     fixed = dict(at=Z) if name == "circle" else {}  # circle's weights are constants of the gradient
     _grad_check(lambda z: f(z, jnp.asarray(Y), distance), lambda z: ref(z, Y, ROWS, pairs, distance, **fixed), Z)
@@ -109,8 +109,8 @@ def test_padded_rows_change_nothing(name, x64):
     Z[n:] *= 5.0  # junk
     yp = np.r_[Y[:n], [0, 1, 7]]
     mask = np.arange(len(Y)) < n
-    v, g = jax.value_and_grad(lambda z: f(z, jnp.asarray(Y[:n]), d))(jnp.asarray(Z[:n]))
-    vp, gp = jax.value_and_grad(lambda z: f(z, jnp.asarray(yp), d, mask=jnp.asarray(mask)))(jnp.asarray(Z))
+    v, g = jax.jit(jax.value_and_grad(lambda z: f(z, jnp.asarray(Y[:n]), d)))(jnp.asarray(Z[:n]))
+    vp, gp = jax.jit(jax.value_and_grad(lambda z: f(z, jnp.asarray(yp), d, mask=jnp.asarray(mask))))(jnp.asarray(Z))
     np.testing.assert_allclose(float(vp), float(v), rtol=1e-12)
     np.testing.assert_allclose(np.asarray(gp[:n]), np.asarray(g), rtol=1e-10, atol=1e-14)
     assert np.all(np.asarray(gp[n:]) == 0.0)
@@ -127,8 +127,9 @@ def test_degenerate_batches_have_defined_values(name, x64):
     f, ref, ds = CASES[name]
     d = ds[0]
     Z = _data(2)
+    value_and_grad = jax.jit(jax.value_and_grad(lambda z, labels: f(z, labels, d)))  # one program, every case
     for case, labels in DEGENERATE.items():
-        v, g = jax.value_and_grad(lambda z: f(z, jnp.asarray(labels), d))(jnp.asarray(Z))
+        v, g = value_and_grad(jnp.asarray(Z), jnp.asarray(labels))
         assert np.isfinite(float(v)) and np.all(np.isfinite(np.asarray(g))), case
         want = ref(Z, labels, ROWS, R.label_pairs(labels, ROWS), d)
         np.testing.assert_allclose(float(v), want, rtol=1e-10, atol=1e-12, err_msg=case)
@@ -140,8 +141,8 @@ def test_reductions(name, x64):
     f, _, ds = CASES[name]
     d = ds[0]
     Z, y = jnp.asarray(_data()), jnp.asarray(Y)
-    terms = f(Z, y, d, reduction="none")
-    total = f(Z, y, d, reduction="sum")
+    terms = jax.jit(lambda z, y: f(z, y, d, reduction="none"))(Z, y)
+    total = jax.jit(lambda z, y: f(z, y, d, reduction="sum"))(Z, y)
     if name == "npair":  # the embedding penalty is not a term
         total = total - 0.05 * jnp.sum(Z * Z)
     np.testing.assert_allclose(float(jnp.sum(terms)), float(total), rtol=1e-10)
@@ -170,8 +171,8 @@ def test_learned_map_L(name, x64):
     L = np.eye(2, 3) + 0.3 * np.random.default_rng(4).normal(size=(2, 3))
     y = jnp.asarray(Y)
     pairs = R.label_pairs(Y, ROWS)
-    np.testing.assert_allclose(float(f(jnp.asarray(Z), y, d, L=jnp.asarray(L))), ref(Z @ L.T, Y, ROWS, pairs, d),
-                               rtol=1e-10)
+    np.testing.assert_allclose(float(jax.jit(lambda z, l: f(z, y, d, L=l))(jnp.asarray(Z), jnp.asarray(L))),
+                               ref(Z @ L.T, Y, ROWS, pairs, d), rtol=1e-10)
     _grad_check(lambda l: f(jnp.asarray(Z), y, d, L=l), lambda l: ref(Z @ l.T, Y, ROWS, pairs, d), L)
 
 
@@ -225,7 +226,7 @@ def test_proxy_nca(distance, include_positive, x64):
     def ref(z, p):
         return R.proxy_nca(z, Y, p, ROWS, distance, scale, True, include_positive)
 
-    np.testing.assert_allclose(float(f(jnp.asarray(Z), jnp.asarray(P))), ref(Z, P), rtol=1e-10)
+    np.testing.assert_allclose(float(jax.jit(f)(jnp.asarray(Z), jnp.asarray(P))), ref(Z, P), rtol=1e-10)
     _grad_check(lambda z: f(z, jnp.asarray(P)), lambda z: ref(z, P), Z)
     _grad_check(lambda p: f(jnp.asarray(Z), p), lambda p: ref(Z, p), P)
 
@@ -241,7 +242,7 @@ def test_proxy_anchor(distance, x64):
     def ref(z, p):
         return R.proxy_anchor(z, Y, p, ROWS, distance, alpha, 0.15)
 
-    np.testing.assert_allclose(float(f(jnp.asarray(Z), jnp.asarray(P))), ref(Z, P), rtol=1e-10)
+    np.testing.assert_allclose(float(jax.jit(f)(jnp.asarray(Z), jnp.asarray(P))), ref(Z, P), rtol=1e-10)
     _grad_check(lambda z: f(z, jnp.asarray(P)), lambda z: ref(z, P), Z)
     _grad_check(lambda p: f(jnp.asarray(Z), p), lambda p: ref(Z, p), P)
     terms = deep.proxy_anchor(jnp.asarray(Z), jnp.asarray(Y), jnp.asarray(P), distance=distance, reduction="none")
@@ -262,7 +263,7 @@ def test_angular_margin_family(name, x64):
     f, hyper = ANGULAR[name]
     Z, W = _data(), _data(6, n=4)
     y = jnp.asarray(Y)
-    np.testing.assert_allclose(float(f(jnp.asarray(Z), y, jnp.asarray(W))), R.angular(Z, Y, W, ROWS, **hyper),
+    np.testing.assert_allclose(float(jax.jit(f)(jnp.asarray(Z), y, jnp.asarray(W))), R.angular(Z, Y, W, ROWS, **hyper),
                                rtol=1e-9)
     _grad_check(lambda z: f(z, y, jnp.asarray(W)), lambda z: R.angular(z, Y, W, ROWS, **hyper), Z)
     _grad_check(lambda w: f(jnp.asarray(Z), y, w), lambda w: R.angular(Z, Y, w, ROWS, **hyper), W)
@@ -284,29 +285,36 @@ def test_angular_margin_is_monotone_and_finite_at_the_poles(x64):
         assert np.all(np.isfinite(np.asarray(g))), fn
 
 
+def _jitted(f, *args, **kw):
+    """``f(*args, **kw)`` compiled as one program (array arguments traced, the others static)."""
+    arrays = {k: v for k, v in kw.items() if isinstance(v, (jax.Array, np.ndarray, tuple))}
+    static = {k: v for k, v in kw.items() if k not in arrays}
+    return jax.jit(lambda a, k: f(*a, **k, **static))(args, arrays)
+
+
 def test_mined_tuples_and_miner_argument(x64):
     """A loss on mined tuples is the reference on those tuples; miner= mines the same ones."""
     Z, y = _data(), jnp.asarray(Y)
     Zj = jnp.asarray(Z)
-    t = deep.batch_hard(Zj, y)
+    t = _jitted(deep.batch_hard, Zj, y)
     trip = [(int(a), int(p), int(n)) for a, p, n, m in zip(*t) if m]
     want = R.triplet(Z, trip, "euclidean", 0.2, False)
-    np.testing.assert_allclose(float(deep.triplet_margin(Zj, y, triplets=t)), want, rtol=1e-10)
-    np.testing.assert_allclose(float(deep.triplet_margin(Zj, y, miner=deep.batch_hard)), want, rtol=1e-10)
+    np.testing.assert_allclose(float(_jitted(deep.triplet_margin, Zj, y, triplets=t)), want, rtol=1e-10)
+    np.testing.assert_allclose(float(_jitted(deep.triplet_margin, Zj, y, miner=deep.batch_hard)), want, rtol=1e-10)
     _grad_check(lambda z: deep.triplet_margin(z, y, triplets=t), lambda z: R.triplet(z, trip, "euclidean", 0.2, False),
                 Z)
     # every triplet of the batch, mined or dense, is the same loss
-    np.testing.assert_allclose(float(deep.triplet_margin(Zj, y, triplets=deep.batch_all(Zj, y))),
-                               float(deep.triplet_margin(Zj, y)), rtol=1e-10)
+    np.testing.assert_allclose(float(_jitted(deep.triplet_margin, Zj, y, triplets=_jitted(deep.batch_all, Zj, y))),
+                               float(_jitted(deep.triplet_margin, Zj, y)), rtol=1e-10)
     # pairs of the multi-similarity miner in the multi-similarity loss
-    p = deep.multi_similarity_pairs(Zj, y, epsilon=0.1)
+    p = _jitted(deep.multi_similarity_pairs, Zj, y, epsilon=0.1)
     pairs = [(int(a), int(o), bool(pos)) for a, o, pos, m in zip(*p) if m]
     want = R.multi_similarity(Z, pairs, ROWS, "cosine", 2.0, 50.0, 0.5)
-    np.testing.assert_allclose(float(deep.multi_similarity(Zj, y, pairs=p)), want, rtol=1e-10)
-    np.testing.assert_allclose(float(deep.multi_similarity(Zj, None, pairs=p)), want, rtol=1e-10)
+    np.testing.assert_allclose(float(_jitted(deep.multi_similarity, Zj, y, pairs=p)), want, rtol=1e-10)
+    np.testing.assert_allclose(float(_jitted(deep.multi_similarity, Zj, None, pairs=p)), want, rtol=1e-10)
     # triplets given to a pair loss: their (a, p) and (a, n) pairs
     tp = [(a, q, True) for a, q, _ in trip] + [(a, n, False) for a, _, n in trip]
-    np.testing.assert_allclose(float(deep.contrastive(Zj, y, pairs=t)), R.contrastive(Z, tp, "euclidean", 0.0, 1.0),
+    np.testing.assert_allclose(float(_jitted(deep.contrastive, Zj, y, pairs=t)), R.contrastive(Z, tp, "euclidean", 0.0, 1.0),
                                rtol=1e-10)
 
 
