@@ -6,7 +6,7 @@ import numbers
 
 from .._validation import Interval
 from ..losses import ldml, mcml
-from ..losses._registry import LossSpec
+from ._record import LossSpec
 from ._base import GradientMetricLearner
 from ._gradient import BLOCK_ELEMENTS, gradient_method
 from ._tuple_classifiers import _PairsClassifierMixin

@@ -22,14 +22,13 @@ from .._runtime import x64_call
 from .._validation import Interval, Options, check_params, seed_from
 from ..eigen import pca_components
 from ..linalg import components_from_metric
-from ..losses._registry import LossSpec
 from ..problems import make_problem
 from ..projections import projection_psd
 from ..solvers._driver import make_optimizer, minimize, uses_linesearch
 from ..solvers._init import initial_components
 from ..solvers._lmnn_active import ACTIVE_SET_DEFAULTS, minimize_active_set, stratified_subsample, use_active_set
 from ..solvers._result import FittedMetric
-from ._record import GRADIENT_SETTINGS, Method
+from ._record import GRADIENT_SETTINGS, LossSpec, Method
 from .._warnings import warn as _warn
 from .._warnings import warn_not_converged
 

@@ -7,7 +7,7 @@ import numbers
 
 from .._validation import Interval, Options
 from ..losses import lmnn, lmnn_metric
-from ..losses._registry import LossSpec
+from ._record import LossSpec
 from ._base import GradientMetricLearner
 from ._gradient import BLOCK_ELEMENTS, gradient_method
 
