@@ -11,7 +11,7 @@ import optax
 from .._validation import Interval, Options
 from ..kernels import KERNELS
 
-__all__ = ["Method", "LossSpec", "SETTINGS", "GRADIENT_SETTINGS", "SETTING_CONSTRAINTS"]
+__all__ = ["Method", "LossSpec", "Route", "SETTINGS", "GRADIENT_SETTINGS", "SETTING_CONSTRAINTS"]
 
 #: ``jaxdml.fit`` settings beyond the core (n_components, max_iter, tol, random_state, verbose), with
 #: the value that means "not set". A method receives the ones it lists in ``Method.settings``; giving
@@ -93,6 +93,32 @@ class LossSpec(NamedTuple):
     n_candidates: int = 4096
 
 
+class Route(NamedTuple):
+    """A solver that replaces the optax driver for some fits of a gradient method (its large-data path):
+    the routing policy of the method, held by its record (``Method.route``) and applied once, by
+    :func:`jaxdml.methods._plan.plan`.
+
+    Attributes
+    ----------
+    name : str
+        What ``info["solver"]`` reports (e.g. ``"active_set"``).
+    applies : callable
+        ``applies(spec, n, *, optimizer, batch_size, n_candidates, devices, callback, problem_kw) -> bool``:
+        whether this fit of ``n`` samples takes the route, given the settings as the user passed them
+        (``problem_kw``: the names of the problem hyper-parameters the user set).
+    solve : callable
+        ``solve(plan) -> FittedMetric``: the solve step on a :class:`~jaxdml.methods._plan.GradientPlan`.
+    subsample : callable or None
+        ``subsample(codes, n_neighbors, random_state) -> row indices or None``: the rows the route fits
+        (None: all of them).
+    """
+
+    name: str
+    applies: Callable
+    solve: Callable
+    subsample: Optional[Callable] = None
+
+
 class Method(NamedTuple):
     """One metric learning method, as :func:`jaxdml.fit`, the estimators and the experiment runner
     see it.
@@ -137,6 +163,9 @@ class Method(NamedTuple):
         place of the label codes, with ``n_classes=0``; no classes are recorded).
     min_classes : int
         The fewest classes a supervised fit accepts (2; NCA takes one class, as scikit-learn's).
+    route : Route or None
+        Gradient methods: the solver that replaces the optax driver when its ``applies`` says so (LMNN's
+        active set on large data); None: always the driver.
     """
 
     name: str
@@ -152,3 +181,4 @@ class Method(NamedTuple):
     estimator: Optional[str] = None
     labels: bool = True
     min_classes: int = 2
+    route: Optional[Route] = None

@@ -140,7 +140,8 @@ def _combined(loss: dict) -> Method:
     )
     constraints = {k: v for r in records for k, v in r.constraints.items()}
     defaults = {k: v for r in records for k, v in r.defaults.items()}
-    return gradient_method("+".join(names), spec, defaults=defaults, constraints=constraints, weights=tuple(weights))
+    return gradient_method("+".join(names), spec, defaults=defaults, constraints=constraints, weights=tuple(weights),
+                           route=records[0].route)
 
 
 def resolve(loss) -> Method:
