@@ -29,7 +29,8 @@ def check_index_tuples(name, X, tuples, arity, kind, codes=None):
             f"method {name!r}: {kind} must be a non-empty (n_{kind}, {arity}) array of row indices of X; "
             f"got shape {np.shape(tuples)}."
         )
-    return index_tuples(tuples, f"method {name!r}", arity=arity, n_rows=X.shape[0], what=kind[:-1])
+    return index_tuples(tuples, f"method {name!r}", arity=arity, n_rows=X.shape[0], what=kind[:-1],
+                        name=kind)
 
 
 class TupleMetricLearner(BaseMetricLearner):

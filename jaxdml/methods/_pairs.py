@@ -88,7 +88,8 @@ def supervision(name, X, codes, n_classes, pairs, similar):
         raise ValueError(f"method {name!r}: give either labels y or pairs/similar, not both.")
     if np.ndim(pairs) != 2 or np.shape(pairs)[1] != 2:
         raise ValueError(f"method {name!r}: pairs must have shape (n_pairs, 2); got {np.shape(pairs)}.")
-    pairs = index_tuples(pairs, f"method {name!r}", arity=2, n_rows=np.shape(X)[0], what="pair")  # the one check
+    pairs = index_tuples(pairs, f"method {name!r}", arity=2, n_rows=np.shape(X)[0], what="pair",
+                         name="pairs")  # the one check
     prob = make_pairs_problem(X, pairs, similar, owner=f"method {name!r}")  # 0/1 flags, one per pair
     a, b = np.asarray(prob.a, np.int64), np.asarray(prob.b, np.int64)
     s = np.asarray(prob.similar, np.float64)

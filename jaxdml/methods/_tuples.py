@@ -112,13 +112,14 @@ def _as_float(a, owner, what):
     return a
 
 
-def index_tuples(T, owner, *, arity=None, n_rows=None, what="tuple", rows="X") -> np.ndarray:
+def index_tuples(T, owner, *, arity=None, n_rows=None, what="tuple", name="index tuples", rows="X") -> np.ndarray:
     """The one check of index tuples (every door that takes row indices uses it: ``fit`` with a
     ``preprocessor``, ``jaxdml.fit(..., pairs=/triplets=/quadruplets=)``, the Mahalanobis API).
 
     Returns ``T`` as an ``(n, k)`` int64 array. Checks: 2-D; ``k == arity`` when given; integers, or
     floats that hold whole numbers (booleans, fractions, strings: a ``ValueError``); with ``n_rows``,
-    every index in ``[0, n_rows - 1]`` (``rows`` names what the indices point into).
+    every index in ``[0, n_rows - 1]`` (``rows`` names what the indices point into). Messages name the
+    argument (``name``: ``"pairs"``, ``"triplets"``, ...).
     """
     idx = np.asarray(T)
     out = None
@@ -133,14 +134,14 @@ def index_tuples(T, owner, *, arity=None, n_rows=None, what="tuple", rows="X") -
             out = f.astype(np.int64)
     if out is None:
         hint = " (with a preprocessor, 2-D input is read as index tuples)" if what == "tuple" else ""
-        raise ValueError(f"{owner}: index tuples must hold integer row indices{hint}; got dtype {idx.dtype}"
+        raise ValueError(f"{owner}: {name} must hold integer row indices{hint}; got dtype {idx.dtype}"
                          + (" with values that are not whole numbers" if idx.dtype.kind == "f" else "") + ".")
     if out.ndim != 2 or (arity is not None and out.shape[1] != arity):
-        raise ValueError(f"{owner}: {what} indices must have shape (n, {arity or 'k'}); got {out.shape}.")
+        raise ValueError(f"{owner}: {name} must have shape (n, {arity or 'k'}); got {out.shape}.")
     if n_rows is not None and out.size and (out.min() < 0 or out.max() >= n_rows):
         bad = out[(out < 0) | (out >= n_rows)][:5].tolist()
         raise ValueError(f"{owner}: {what} indices must lie in [0, {n_rows - 1}] ({rows} has {n_rows} rows); "
-                         f"found indices out of range: {bad}.")
+                         f"{name} holds indices out of range: {bad}.")
     return out
 
 
