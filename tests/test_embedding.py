@@ -24,7 +24,7 @@ def test_embedded_loss_is_the_loss_of_the_linear_map(name, x64):
     prob = jaxdml.make_problem(X, y, n_neighbors=2, n_centroids=2 if name == "ncmc" else None, random_state=0,
                                pad_to=32)
     L = jnp.asarray(np.eye(3, 4) + 0.2 * rng.normal(size=(3, 4)))
-    fn = losses.get(name).fn
+    fn = jaxdml.methods()[name].loss.fn
     g = losses.on_embedding(name)
     if name == "ncmc":  # points of the problem other than X must be embedded as well
         prob_z = prob._replace(centroids=prob.centroids @ L.T)
@@ -32,9 +32,9 @@ def test_embedded_loss_is_the_loss_of_the_linear_map(name, x64):
         prob_z = prob
     Z = prob.X @ L.T
     # each side compiled as one program (evaluated op by op, the losses compile every primitive)
-    ref = jax.jit(fn)(L.T @ L if losses.get(name).param == "M" else L, prob)
+    ref = jax.jit(fn)(L.T @ L if jaxdml.methods()[name].loss.param == "M" else L, prob)
     np.testing.assert_allclose(float(jax.jit(g)(Z, prob_z)), float(ref), rtol=1e-10)
-    if losses.get(name).param == "L" and name != "ncmc":
+    if jaxdml.methods()[name].loss.param == "L" and name != "ncmc":
         dZ = jax.jit(jax.grad(g))(Z, prob)
         np.testing.assert_allclose(np.asarray(dZ.T @ prob.X), np.asarray(jax.jit(jax.grad(fn))(L, prob)), rtol=1e-8,
                                    atol=1e-12)
@@ -82,3 +82,12 @@ def test_mlp_embedding_beats_the_linear_map_on_digits(name):
     Ztr, Zte = (np.asarray(_embed(params, jnp.asarray(A, prob.X.dtype))) for A in (Xtr, Xte))
     acc_mlp = knn.fit(Ztr, ytr).score(Zte, yte)
     assert acc_mlp > acc_linear + 0.05, (acc_mlp, acc_linear)
+
+
+def test_on_embedding_takes_a_builtin_name_or_a_function():
+    """The maths layer does not read the method registry: a registered method is given by its function."""
+    assert losses.on_embedding("nca").__name__ == "nca"
+    fn = jaxdml.methods()["lmnn"].loss.fn
+    assert losses.on_embedding(fn).__name__ == fn.__name__
+    with pytest.raises(ValueError, match=r"methods\(\)\[name\]\.loss\.fn"):
+        losses.on_embedding("not_a_loss")

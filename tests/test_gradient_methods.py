@@ -179,7 +179,7 @@ def test_ldml_is_stable_for_large_distances(x64):
 @pytest.mark.parametrize("name", ["ncmml", "ncmc", "mcml", "ldml"])
 def test_losses_ignore_padding_and_blocks(rng, x64, name):
     X, y = _data(rng, n=23)
-    fn = losses.get(name).fn
+    fn = jaxdml.methods()[name].loss.fn
     p = jnp.asarray(np.eye(4) + 0.1 * rng.normal(size=(4, 4)))
     kw = dict(n_neighbors=None, n_centroids=2 if name == "ncmc" else None, random_state=0)
     f = jax.jit(fn, static_argnames=("block_elements",) if name in ("mcml", "ldml") else ())
@@ -246,7 +246,7 @@ def test_fit_decreases_the_loss(wine_fold, loss, kw):
     # the returned parameters really have the reported loss
     kw_p = dict(n_centroids=2, random_state=0) if loss == "ncmc" else {}
     prob = jaxdml.make_problem(X, y, n_neighbors=None, **kw_p)
-    spec = losses.get(loss)
+    spec = jaxdml.methods()[loss].loss
     params = res.M if spec.param == "M" else res.L
     assert float(spec.fn(jnp.asarray(params, prob.X.dtype), prob)) == pytest.approx(res.loss, rel=1e-3, abs=1e-6)
     if spec.param == "M":  # projected methods return PSD metrics

@@ -29,7 +29,8 @@ def small_threshold():
     from jaxdml.methods._lmnn import LMNN_CONSTRAINTS, LMNN_DEFAULTS, LMNN_METHOD
 
     record = gradient_method("lmnn", LMNN_METHOD.loss._replace(large_n=400), defaults=LMNN_DEFAULTS,
-                             constraints={**LMNN_CONSTRAINTS, **BLOCK_ELEMENTS}, estimator="LMNN")
+                             constraints={**LMNN_CONSTRAINTS, **BLOCK_ELEMENTS}, estimator="LMNN",
+                             route=LMNN_METHOD.route)
     jaxdml.register_method(record, replace=True)
     yield
     jaxdml.register_method(LMNN_METHOD, replace=True)

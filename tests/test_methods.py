@@ -50,7 +50,10 @@ def test_methods_lists_every_record_and_available_methods_is_its_names():
     nca = table["nca"].loss
     assert (nca.optimizer, nca.learning_rate, nca.max_iter, nca.batch_size, nca.large_n, nca.candidates_above,
             nca.n_candidates) == ("lbfgs", None, 100, 256, 2000, 2000, 1024)
-    assert jaxdml.losses.get("lmnn") is table["lmnn"].loss
+    assert jaxdml.methods.get_method("lmnn").loss is table["lmnn"].loss
+    # the maths layer holds pure functions only: the method layer owns LossSpec and the registry
+    assert not hasattr(jaxdml.losses, "LossSpec") and not hasattr(jaxdml.losses, "get")
+    assert jaxdml.methods.LossSpec is type(table["lmnn"].loss)
 
 
 def test_user_method_by_name_in_fit_estimator_and_experiment(iris, clean_registry, tmp_path, monkeypatch):

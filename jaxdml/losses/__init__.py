@@ -3,14 +3,14 @@
 Each loss is ``loss(params, problem, **hyper) -> scalar``: parameters first (the linear map ``L``
 or the metric ``M``), data through a problem pytree from :func:`jaxdml.make_problem`,
 hyper-parameters keyword-only. They compose with ``jax.grad``, ``jax.jit`` and ``jax.vmap``.
-"""
 
-import importlib as _importlib
+This package holds pure functions only: a method's optimisation defaults (:class:`jaxdml.methods.LossSpec`)
+and the registry of methods (:func:`jaxdml.methods`) live in the method layer above it.
+"""
 
 from ._lmnn import lmnn, lmnn_metric, lmnn_pairs
 from ._mlkr import RegressionProblem, mlkr
 from ._nca import nca
-from ._registry import LossSpec, get, register
 from ._ncm import *  # noqa: E402,F401,F403
 from ._mcml import *  # noqa: E402,F401,F403
 from ._ldml import *  # noqa: E402,F401,F403
@@ -25,18 +25,11 @@ from ._lsml import *  # noqa: E402,F401,F403
 from ._scml import *  # noqa: E402,F401,F403
 from ._sdml import *  # noqa: E402,F401,F403
 
-__all__ = ["nca", "mlkr", "RegressionProblem", "lmnn", "lmnn_metric", "lmnn_pairs", "embedded", "on_embedding",
-           "LossSpec", "register", "get", "REGISTRY"] + [
+__all__ = ["nca", "mlkr", "RegressionProblem", "lmnn", "lmnn_metric", "lmnn_pairs", "embedded", "on_embedding"] + [
     *_ncm.__all__, *_mcml.__all__, *_ldml.__all__, *_lsi.__all__, *_itml.__all__, *_dml_eig.__all__,
 ]
 __all__ += ["odml", "cmoml", "ordered_chains", "OrdinalProblem"]  # ordinal metric learning
 __all__ += [*_sdml.__all__, *_lsml.__all__, *_scml.__all__]  # metric-learn's weakly supervised algorithms
-
-
-def __getattr__(name):
-    if name == "REGISTRY":  # {name: LossSpec} of every gradient method (a snapshot)
-        return _importlib.import_module("jaxdml.losses._registry").specs()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 from . import deep  # noqa: E402  (deep metric learning: losses, miners on a batch of embeddings)
 

@@ -64,11 +64,14 @@ def embedded(loss):
 
 
 def on_embedding(name_or_fn):
-    """:func:`embedded` of a loss given by name (``"nca"``, ``"lmnn"``, ...) or as a function."""
+    """:func:`embedded` of a built-in loss given by name (``"nca"``, ``"lmnn"``, ...) or of a function.
+
+    A user's registered gradient method is given by its function:
+    ``on_embedding(jaxdml.methods()[name].loss.fn)`` (this maths layer does not read the method registry).
+    """
     if callable(name_or_fn):
         return embedded(name_or_fn)
     if name_or_fn in _LOSSES:
         return embedded(_LOSSES[name_or_fn])
-    from ._registry import get  # a user's registered gradient loss
-
-    return embedded(get(name_or_fn).fn)
+    raise ValueError(f"Unknown built-in loss {name_or_fn!r}; valid names: {sorted(_LOSSES)}. For a registered "
+                     "method pass its function: on_embedding(jaxdml.methods()[name].loss.fn).")

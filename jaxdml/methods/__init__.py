@@ -36,11 +36,12 @@ from .._validation import Interval, Options
 from ._rca import RCA
 from ._odml import KODML, LODML  # ordinal metric learning
 from ._cmoml import CMOML, KCMOML  # ordinal metric learning
-from ._record import SETTINGS, Method
+from ._record import SETTINGS, LossSpec, Method
 from ._lsml import LSML  # metric-learn's weakly supervised algorithms
 from ._scml import SCML
 from ._sdml import SDML
 from ._registry import BUILTIN, available_methods, get_method, methods, register_method, resolve
+from ._compat import SolverSpec, register_solver  # noqa: F401  (deprecated: register_method, Method)
 # weak supervision and the Mahalanobis API (metric-learn parity)
 from ._constraints import Constraints
 from ._supervised import (ITML_Supervised, LSML_Supervised, MMC_Supervised, RCA_Supervised, SCML_Supervised,
@@ -51,7 +52,7 @@ from ._llda import KLLDA, LLDA  # pyDML's algorithms
 from ._fixed import Metric, Transformer  # fixed distances (pyDML's Metric, Transformer)
 
 __all__ = [
-    "Method", "methods", "register_method", "get_method", "available_methods", "gradient_method", "run",
+    "Method", "LossSpec", "methods", "register_method", "get_method", "available_methods", "gradient_method", "run",
     "resolve", "BUILTIN", "SETTINGS", "MetricLearner", "Interval", "Options",
     "BaseMetricLearner", "GradientMetricLearner", "KernelMetricLearner",
     "Euclidean", "PCA", "LDA", "NCA", "LMNN", "NCMML", "NCMC", "MCML", "LDML", "KLMNN",

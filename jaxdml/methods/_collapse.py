@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import numbers
 
+from .._padding import bucket_size
 from .._validation import Interval
 from ..losses import ldml, mcml
-from ..losses._registry import LossSpec
+from ..losses._ldml import ldml_pairs
+from ..problems import make_pairs_problem
+from ._record import LossSpec
 from ._base import GradientMetricLearner
 from ._gradient import BLOCK_ELEMENTS, gradient_method
+from ._plan import execute, plan
 from ._tuple_classifiers import _PairsClassifierMixin
 
 __all__ = ["MCML", "LDML", "MCML_METHOD", "LDML_METHOD"]
@@ -174,39 +178,16 @@ class LDML(_PairsClassifierMixin, GradientMetricLearner):
 
 
 def ldml_from_pairs(X, pairs, similar, *, b, n_components, max_iter, tol, learning_rate, optimizer, verbose):
-    """LDML's solve step on given pairs (rows of ``X``): :func:`jaxdml.losses._ldml.ldml_pairs`
-    minimised over the PSD cone from the identity, with LDML's optimisation defaults."""
-    import jax.numpy as jnp
-    import numpy as np
+    """LDML's solve step on given pairs (rows of ``X``): the gradient plan (:mod:`._plan`) of
+    :func:`jaxdml.losses._ldml.ldml_pairs` over the PSD cone from the identity, with LDML's optimisation
+    defaults (no large-data switch: the pairs are the data)."""
+    spec = LDML_METHOD.loss._replace(fn=ldml_pairs, large_n=None)
 
-    from .._padding import bucket_size
-    from .._runtime import x64_call
-    from ..eigen import pca_components
-    from ..linalg import components_from_metric
-    from ..losses._ldml import ldml_pairs
-    from ..problems import make_pairs_problem
-    from ..projections import projection_psd
-    from ..solvers._driver import minimize
-    from ..solvers._result import FittedMetric
-    from ._gradient import _optimizer, finish
+    def pairs_problem(Xr):  # the rows after the PCA pre-projection a smaller n_components asks for
+        bucket = bucket_size(len(pairs))
+        return make_pairs_problem(Xr, pairs, similar, pad_to=bucket, owner="LDML"), len(pairs), bucket
 
-    spec = LDML_METHOD.loss
-    pre = None
-    if n_components < X.shape[1]:  # as from labels: learn the full metric on the leading principal components
-        pre = x64_call(pca_components, X, n_components)[0]
-        X = X @ pre.T
-    problem = make_pairs_problem(X, pairs, similar, pad_to=bucket_size(len(pairs)), owner="LDML")
-    max_iter = spec.max_iter if max_iter is None else int(max_iter)
-    tol = 1e-5 if tol is None else float(tol)
-    res = minimize(ldml_pairs, jnp.eye(X.shape[1], dtype=problem.X.dtype), problem,
-                   optimizer=_optimizer(optimizer, spec), projection=projection_psd, max_iter=max_iter, tol=tol,
-                   learning_rate=spec.learning_rate if learning_rate is None else learning_rate,
-                   hyper=dict(b=float(b)), verbose=verbose)
-    n_iter, hist = finish(res, "ldml", max_iter, tol)
-    metric = np.asarray(res.params, dtype=np.float64)
-    metric = 0.5 * (metric + metric.T)
-    L = components_from_metric(metric)
-    if pre is not None:
-        L, metric = L @ pre, None
-    return FittedMetric(L=L, method="ldml", n_iter=n_iter, converged=bool(res.converged), loss_history=hist,
-                        loss=float(res.loss), metric_=metric, info=dict(failed=bool(res.failed), n_pairs=len(pairs)))
+    p = plan(spec, "ldml", X, None, 0, n_components=n_components, random_state=None, max_iter=max_iter, tol=tol,
+             verbose=verbose, init="identity", optimizer=optimizer, learning_rate=learning_rate, batch_size=None,
+             n_candidates=None, problem_fn=pairs_problem, info=dict(n_pairs=len(pairs)), b=float(b))
+    return execute(p)

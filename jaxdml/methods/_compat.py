@@ -1,5 +1,6 @@
-"""Deprecated registration API of earlier versions (``jaxdml.solvers.register_solver``, ``SolverSpec``,
-``SOLVERS``), forwarding to the method records."""
+"""Deprecated registration API of earlier versions, forwarding to the method records: the solver table
+(``SolverSpec``, ``register_solver``, ``solvers_table``; once ``jaxdml.solvers.*``) and the loss table
+(``register_loss``, ``loss_specs``, ``get_loss``; once ``jaxdml.losses.register/REGISTRY/get``)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,11 @@ import inspect
 import warnings
 from typing import Callable, NamedTuple, Optional
 
-from ._record import SETTINGS, Method
-from ._registry import methods, register_method
+from ._gradient import gradient_method
+from ._record import SETTINGS, LossSpec, Method
+from ._registry import BUILTIN, methods, register_method
 
-__all__ = ["SolverSpec", "register_solver", "solvers_table"]
+__all__ = ["SolverSpec", "register_solver", "solvers_table", "register_loss", "loss_specs", "get_loss"]
 
 
 class SolverSpec(NamedTuple):
@@ -39,3 +41,29 @@ def register_solver(name: str, spec: SolverSpec) -> None:
 def solvers_table() -> dict:
     """The methods that are not plain gradient losses, ``{name: Method}`` (a snapshot)."""
     return {n: m for n, m in methods().items() if m.loss is None}
+
+
+def register_loss(name: str, spec: LossSpec) -> None:
+    """Deprecated: use ``jaxdml.register_method(jaxdml.methods.gradient_method(name, spec))``. A built-in
+    method's name is left to the built-in record, as before."""
+    warnings.warn("register_loss is deprecated; use "
+                  "jaxdml.register_method(jaxdml.methods.gradient_method(name, spec)).", DeprecationWarning,
+                  stacklevel=2)
+    if spec.param not in ("L", "M"):
+        raise ValueError(f"param must be 'L' or 'M'; got {spec.param!r}")
+    if name not in {m.name for m in BUILTIN}:
+        register_method(gradient_method(name, spec), replace=True)
+
+
+def loss_specs() -> dict:
+    """``{name: LossSpec}`` of every registered gradient method (a snapshot)."""
+    return {n: m.loss for n, m in methods().items() if m.loss is not None}
+
+
+def get_loss(name: str) -> LossSpec:
+    """The :class:`LossSpec` of the gradient method ``name`` (its record's ``loss``)."""
+    table = loss_specs()
+    try:
+        return table[name]
+    except KeyError:
+        raise ValueError(f"Unknown loss {name!r}. Valid gradient losses: {sorted(table)}.") from None

@@ -107,7 +107,7 @@ def regression_targets(y, name: str) -> np.ndarray:
     return t
 
 
-def _n_components(method: Method, n_components, d: int, n_classes: int) -> int:
+def resolve_n_components(method: Method, n_components, d: int, n_classes: int) -> int:
     if method.full_rank_only and n_components not in (None, d):
         raise ValueError(f"method {method.name!r} learns a full-dimensional metric; n_components must be "
                          f"None or {d}.")
@@ -166,7 +166,7 @@ def run(method: Method, X, y, *, n_components=None, max_iter=None, tol=None, ran
         shape = np.shape(init)  # an initial map fixes the output dimension (as scikit-learn's NCA)
         if len(shape) == 2 and 1 <= shape[0] <= min(shape[1], X.shape[1]):
             n_components = int(shape[0])
-    n_components = _n_components(method, n_components, X.shape[1], n_classes)
+    n_components = resolve_n_components(method, n_components, X.shape[1], n_classes)
     show_progress(verbose)
     with single_threaded_blas(), jax.default_matmul_precision(get_matmul_precision()):
         out = method.solve(X, codes, n_classes, n_components=n_components, random_state=random_state,

@@ -14,33 +14,23 @@ import numpy as np
 from sklearn.utils.validation import validate_data
 
 from ._base import BaseMetricLearner
+from ._tuples import index_tuples
 
 __all__ = ["check_index_tuples", "TupleMetricLearner"]
 
 
 def check_index_tuples(name, X, tuples, arity, kind, codes=None):
-    """``tuples`` as an ``(n, arity)`` int64 array of valid row indices of ``X`` (clear errors)."""
+    """``tuples`` as an ``(n, arity)`` int64 array of valid row indices of ``X`` (:func:`._tuples.index_tuples`,
+    the one check of index tuples; here also non-empty, and not given together with labels)."""
     if codes is not None:
         raise ValueError(f"method {name!r}: give either labels y or {kind}, not both.")
-    T = np.asarray(tuples)
-    if T.ndim != 2 or T.shape[1] != arity or T.shape[0] == 0:
+    if np.ndim(tuples) != 2 or np.shape(tuples)[1] != arity or np.shape(tuples)[0] == 0:
         raise ValueError(
             f"method {name!r}: {kind} must be a non-empty (n_{kind}, {arity}) array of row indices of X; "
-            f"got shape {T.shape}."
+            f"got shape {np.shape(tuples)}."
         )
-    if T.dtype.kind not in "iu":
-        if T.dtype.kind == "f" and np.all(np.isfinite(T)) and np.all(T == np.round(T)):
-            T = T.astype(np.int64)
-        else:
-            raise ValueError(f"method {name!r}: {kind} must hold integer row indices of X; got dtype {T.dtype}.")
-    T = T.astype(np.int64)
-    n = X.shape[0]
-    if T.min() < 0 or T.max() >= n:
-        raise ValueError(
-            f"method {name!r}: {kind} index out of range: X has {n} rows, got indices in "
-            f"[{T.min()}, {T.max()}]."
-        )
-    return T
+    return index_tuples(tuples, f"method {name!r}", arity=arity, n_rows=X.shape[0], what=kind[:-1],
+                        name=kind)
 
 
 class TupleMetricLearner(BaseMetricLearner):

@@ -163,7 +163,7 @@ def _klmnn_landmarks(X, codes, n_classes, m, *, n_components, kernel, kernel_par
         raise ValueError("KLMNN: init must be 'auto', 'identity', 'random' or an array "
                          f"(n_components, n_samples); got {init!r}.")
     res = solve_loss(LMNN_METHOD.loss, "klmnn", lm.Phi, codes, n_classes, n_components=n_out,
-                     random_state=random_state, init=init, **settings,
+                     random_state=random_state, init=init, route=LMNN_METHOD.route, **settings,
                      **{k: v for k, v in hyper.items() if v is not None})
     return landmark_result(res.L, lm, n_out, kernel, kernel_params, dict(res.info, kernel_rank=r), method="klmnn",
                            n_iter=res.n_iter, converged=res.converged, loss_history=res.loss_history, loss=res.loss)

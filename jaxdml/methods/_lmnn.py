@@ -4,14 +4,20 @@ estimator."""
 from __future__ import annotations
 
 import numbers
+import time
+
+import numpy as np
 
 from .._validation import Interval, Options
 from ..losses import lmnn, lmnn_metric
-from ..losses._registry import LossSpec
+from ..solvers._lmnn_active import ACTIVE_SET_DEFAULTS, minimize_active_set, stratified_subsample
+from ..solvers._result import FittedMetric
+from ._record import LossSpec, Route
 from ._base import GradientMetricLearner
 from ._gradient import BLOCK_ELEMENTS, gradient_method
+from ._plan import finish
 
-__all__ = ["LMNN", "LMNN_METHOD", "LMNN_METRIC_METHOD", "LMNN_CONSTRAINTS", "LMNN_DEFAULTS"]
+__all__ = ["LMNN", "LMNN_METHOD", "LMNN_METRIC_METHOD", "LMNN_CONSTRAINTS", "LMNN_DEFAULTS", "ACTIVE_SET_ROUTE"]
 
 LMNN_DEFAULTS = dict(mu=0.5, margin=1.0)
 LMNN_CONSTRAINTS = {
@@ -19,17 +25,63 @@ LMNN_CONSTRAINTS = {
     "margin": [Interval(numbers.Real, 0, None, closed="neither")],
 }
 
+
+def _active_set_applies(spec, n: int, *, optimizer, batch_size, n_candidates, devices, callback, problem_kw) -> bool:
+    """LMNN's routing policy: the active-set solver replaces the large-data path above ``spec.large_n``
+    samples when the user left the optimisation settings at their defaults (no ``optimizer``,
+    ``batch_size``, ``n_candidates``, ``devices``, ``callback``, ``n_impostors``). Setting one keeps the
+    driver's paths (``optimizer="lbfgs"``: full-batch L-BFGS on the exact objective; ``batch_size=256``:
+    minibatch Adam)."""
+    return (callback is None and spec.param == "L" and spec.large_n is not None and spec.large_n < n
+            and optimizer is None and isinstance(batch_size, str) and isinstance(n_candidates, str)
+            and devices is None and not problem_kw)
+
+
+def _active_set_rows(codes, n_neighbors, random_state):
+    """Above ``ACTIVE_SET_DEFAULTS["max_n"]`` samples the active set runs on a stratified subsample."""
+    if codes.shape[0] <= ACTIVE_SET_DEFAULTS["max_n"]:
+        return None
+    return stratified_subsample(codes, ACTIVE_SET_DEFAULTS["subsample"], random_state, min_per_class=n_neighbors + 1)
+
+
+def _solve_active_set(p) -> FittedMetric:
+    """The active-set solver (:mod:`jaxdml.solvers._lmnn_active`) on a plan, as a :class:`FittedMetric`;
+    ``p.n`` rows of ``p.n_total`` (a stratified subsample above ``ACTIVE_SET_DEFAULTS["max_n"]``)."""
+    d = ACTIVE_SET_DEFAULTS
+    max_iter = d["max_iter"] if p.max_iter is None else p.max_iter
+    t_solve = time.perf_counter()
+    chunked = p.n > d["chunked_above"]
+    res = minimize_active_set(p.params0, p.problem, max_iter=max_iter, tol=p.tol, verbose=p.verbose,
+                              random_state=p.random_state, refresh_every=d["refresh_every"], slack=d["slack"],
+                              cand_slack=d["chunk_cand_slack" if chunked else "cand_slack"],
+                              chunk_rows=d["chunk_rows"] if chunked else None,
+                              chunks_per_refresh=1 if chunked else None, **p.hyper)
+    n_iter, hist = finish(res, p.name, max_iter, p.tol)
+    t_end = time.perf_counter()
+    return FittedMetric(
+        L=np.asarray(res.params, dtype=np.float64), method=p.name, n_iter=n_iter, converged=bool(res.converged),
+        loss_history=hist, loss=float(res.loss),
+        info=dict(p.info, failed=bool(res.failed), padded_rows=p.bucket - p.n, batch_size=None, n_candidates=None,
+                  devices=1, setup_seconds=t_solve - p.t_start, solve_seconds=t_end - t_solve, n_fitted_rows=p.n,
+                  subsample=p.n < p.n_total, **res.info),
+    )
+
+
+#: LMNN's large-data route (Weinberger & Saul, 2009, Section 5): exact active set of impostors + full-batch L-BFGS
+ACTIVE_SET_ROUTE = Route("active_set", _active_set_applies, _solve_active_set, _active_set_rows)
+
 # LMNN: L-BFGS on the full objective; on large data (more than 4096 samples) the active-set solver
-# (jaxdml/solvers/_lmnn_active.py: exact impostor search refreshed every 50 L-BFGS steps). A user
+# (the record's route, ACTIVE_SET_ROUTE above; jaxdml/solvers/_lmnn_active.py: exact impostor search
+# refreshed every 50 L-BFGS steps). A user
 # who sets optimizer/batch_size/n_candidates gets the former large-data path: minibatch Adam, with
 # impostors sampled uniformly (an unbiased estimate of the push term) above 8192 samples.
 LMNN_METHOD = gradient_method(
     "lmnn",
     LossSpec(lmnn, "L", needs=frozenset({"targets"}), max_iter=200, large_n=4096,
-             large=dict(optimizer="adam", learning_rate=1e-2, max_iter=1000, batch_size=256,
-                        solver="lmnn_active_set"),
+             large=dict(optimizer="adam", learning_rate=1e-2, max_iter=1000, batch_size=256),
              candidates_above=8192, n_candidates=1024),
     defaults=LMNN_DEFAULTS, constraints={**LMNN_CONSTRAINTS, **BLOCK_ELEMENTS}, estimator="LMNN",
+    route=ACTIVE_SET_ROUTE,
 )
 # the convex problem in M: projected Adam steps
 LMNN_METRIC_METHOD = gradient_method(

@@ -9,8 +9,8 @@ import numpy as np
 from .._validation import Interval
 from .._warnings import warn
 from ..losses import nca
-from ..losses._registry import LossSpec
 from ..solvers._init import initial_components
+from ._record import LossSpec
 from ._base import WARM_START_CALLBACK, GradientMetricLearner
 from ._gradient import BLOCK_ELEMENTS, gradient_method
 

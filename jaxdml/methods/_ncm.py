@@ -15,11 +15,10 @@ from sklearn.utils import check_random_state
 
 from .._validation import Interval, check_centroids_num
 from ..losses import ncmc, ncmml
-from ..losses._registry import LossSpec
 from ..problems import class_centroids
 from ._base import GradientMetricLearner
 from ._gradient import GRADIENT_CONSTRAINTS, gradient_method, solve_loss
-from ._record import GRADIENT_SETTINGS, Method
+from ._record import GRADIENT_SETTINGS, LossSpec, Method
 
 __all__ = ["NCMML", "NCMC", "NCMML_METHOD", "NCMC_METHOD", "NCMC_TOL", "check_centroids_num"]
 

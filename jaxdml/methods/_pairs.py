@@ -34,7 +34,7 @@ from ..linalg import components_from_metric
 from ..problems import make_pairs_problem, make_problem, pairs_from_labels
 from ._base import BaseMetricLearner
 from ._tuple_classifiers import _PairsClassifierMixin
-from ._tuples import input_kind
+from ._tuples import index_tuples, input_kind
 from .._warnings import warn as _warn
 from .._warnings import warn_not_converged
 
@@ -86,7 +86,11 @@ def supervision(name, X, codes, n_classes, pairs, similar):
         raise ValueError(f"method {name!r}: pairs and similar must be given together.")
     if codes is not None:
         raise ValueError(f"method {name!r}: give either labels y or pairs/similar, not both.")
-    prob = make_pairs_problem(X, pairs, similar, owner=f"method {name!r}")  # shapes, index range, 0/1 flags
+    if np.ndim(pairs) != 2 or np.shape(pairs)[1] != 2:
+        raise ValueError(f"method {name!r}: pairs must have shape (n_pairs, 2); got {np.shape(pairs)}.")
+    pairs = index_tuples(pairs, f"method {name!r}", arity=2, n_rows=np.shape(X)[0], what="pair",
+                         name="pairs")  # the one check
+    prob = make_pairs_problem(X, pairs, similar, owner=f"method {name!r}")  # 0/1 flags, one per pair
     a, b = np.asarray(prob.a, np.int64), np.asarray(prob.b, np.int64)
     s = np.asarray(prob.similar, np.float64)
     keep = a != b

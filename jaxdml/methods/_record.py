@@ -1,4 +1,5 @@
-"""The method record: everything that is specific to one metric learning method."""
+"""The method record: everything that is specific to one metric learning method, and the optimisation
+defaults of a gradient loss (:class:`LossSpec`), which a gradient method's record carries."""
 
 from __future__ import annotations
 
@@ -9,9 +10,8 @@ import optax
 
 from .._validation import Interval, Options
 from ..kernels import KERNELS
-from ..losses._registry import LossSpec
 
-__all__ = ["Method", "SETTINGS", "GRADIENT_SETTINGS", "SETTING_CONSTRAINTS"]
+__all__ = ["Method", "LossSpec", "Route", "SETTINGS", "GRADIENT_SETTINGS", "SETTING_CONSTRAINTS"]
 
 #: ``jaxdml.fit`` settings beyond the core (n_components, max_iter, tol, random_state, verbose), with
 #: the value that means "not set". A method receives the ones it lists in ``Method.settings``; giving
@@ -55,6 +55,68 @@ EIGEN_SOLVER_DOC = """
         its residuals, with a dense fallback that ``result_.info["eigen_solver"]`` reports.
         ``"auto"``: truncated when ``n_components <= 50`` and there are at least 400 training samples;
         ``"dense"``: full eigendecompositions (all eigenvalues in ``info``)."""
+
+
+class LossSpec(NamedTuple):
+    """How the driver should treat a registered loss.
+
+    Attributes
+    ----------
+    fn : the pure loss ``fn(params, problem, **hyper) -> scalar``.
+    param : ``"L"`` (linear map, any n_components) or ``"M"`` (PSD metric, full dimension).
+    needs : problem fields the loss requires (``"targets"``, ``"centroids"``).
+    optimizer : default optimizer name (see :func:`jaxdml.solvers.make_optimizer`).
+    learning_rate : default learning rate for first-order optimizers (ignored by L-BFGS).
+    max_iter : default iteration budget.
+    projection : name of the projection applied after each step (``"psd"``) or None.
+    batch_size : default minibatch size (None: full batch). The loss must accept ``anchors=``.
+    large_n : sample count above which ``large`` replaces the defaults the user did not set
+        (e.g. switch a full-batch L-BFGS method to minibatch Adam on large data).
+    large : overrides for large data (keys among optimizer, learning_rate, max_iter, batch_size).
+    candidates_above : sample count above which each minibatch step compares its anchors with
+        ``n_candidates`` uniformly sampled rows instead of every sample (the loss must accept
+        ``candidates=``).
+    n_candidates : size of that sample.
+    """
+
+    fn: Callable
+    param: str
+    needs: frozenset = frozenset()
+    optimizer: str = "lbfgs"
+    learning_rate: Optional[float] = None
+    max_iter: int = 100
+    projection: Optional[str] = None
+    batch_size: Optional[int] = None
+    large_n: Optional[int] = None
+    large: Optional[dict] = None
+    candidates_above: Optional[int] = None
+    n_candidates: int = 4096
+
+
+class Route(NamedTuple):
+    """A solver that replaces the optax driver for some fits of a gradient method (its large-data path):
+    the routing policy of the method, held by its record (``Method.route``) and applied once, by
+    :func:`jaxdml.methods._plan.plan`.
+
+    Attributes
+    ----------
+    name : str
+        What ``info["solver"]`` reports (e.g. ``"active_set"``).
+    applies : callable
+        ``applies(spec, n, *, optimizer, batch_size, n_candidates, devices, callback, problem_kw) -> bool``:
+        whether this fit of ``n`` samples takes the route, given the settings as the user passed them
+        (``problem_kw``: the names of the problem hyper-parameters the user set).
+    solve : callable
+        ``solve(plan) -> FittedMetric``: the solve step on a :class:`~jaxdml.methods._plan.GradientPlan`.
+    subsample : callable or None
+        ``subsample(codes, n_neighbors, random_state) -> row indices or None``: the rows the route fits
+        (None: all of them).
+    """
+
+    name: str
+    applies: Callable
+    solve: Callable
+    subsample: Optional[Callable] = None
 
 
 class Method(NamedTuple):
@@ -101,6 +163,9 @@ class Method(NamedTuple):
         place of the label codes, with ``n_classes=0``; no classes are recorded).
     min_classes : int
         The fewest classes a supervised fit accepts (2; NCA takes one class, as scikit-learn's).
+    route : Route or None
+        Gradient methods: the solver that replaces the optax driver when its ``applies`` says so (LMNN's
+        active set on large data); None: always the driver.
     """
 
     name: str
@@ -116,3 +181,4 @@ class Method(NamedTuple):
     estimator: Optional[str] = None
     labels: bool = True
     min_classes: int = 2
+    route: Optional[Route] = None

@@ -11,8 +11,6 @@ import numbers
 
 import numpy as np
 
-from ..losses._registry import REGISTRY as _LEGACY_LOSSES
-from ..losses._registry import LossSpec
 from ._anmm import ANMM_METHOD, KANMM_METHOD
 from ._collapse import LDML_METHOD, MCML_METHOD
 from ._covariance import COVARIANCE_METHOD
@@ -33,7 +31,7 @@ from ._ncm import NCMC_METHOD, NCMML_METHOD
 from ._rca import RCA_METHOD
 from ._odml import KODML_METHOD, LODML_METHOD  # ordinal metric learning
 from ._cmoml import CMOML_METHOD, KCMOML_METHOD  # ordinal metric learning
-from ._record import Method
+from ._record import LossSpec, Method
 from ._gmml import GMML_METHOD  # pyDML's algorithms
 from ._llda import KLLDA_METHOD, LLDA_METHOD  # pyDML's algorithms
 from ._lsml import LSML_METHOD  # metric-learn's weakly supervised algorithms
@@ -61,10 +59,7 @@ _TABLE: dict = {m.name: m for m in BUILTIN}
 
 def methods() -> dict:
     """Every method :func:`jaxdml.fit` accepts by name: ``{name: Method}``, sorted by name."""
-    table = dict(_TABLE)
-    for name, spec in _LEGACY_LOSSES.items():  # registered through the deprecated jaxdml.losses.register
-        table.setdefault(name, gradient_method(name, spec))
-    return dict(sorted(table.items()))
+    return dict(sorted(_TABLE.items()))
 
 
 def available_methods() -> list:
@@ -145,7 +140,8 @@ def _combined(loss: dict) -> Method:
     )
     constraints = {k: v for r in records for k, v in r.constraints.items()}
     defaults = {k: v for r in records for k, v in r.defaults.items()}
-    return gradient_method("+".join(names), spec, defaults=defaults, constraints=constraints, weights=tuple(weights))
+    return gradient_method("+".join(names), spec, defaults=defaults, constraints=constraints, weights=tuple(weights),
+                           route=records[0].route)
 
 
 def resolve(loss) -> Method:

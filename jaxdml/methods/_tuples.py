@@ -25,7 +25,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["TupleData", "input_kind", "prepare_tuples", "form_tuples", "fit_kwargs", "check_pair_labels",
+__all__ = ["TupleData", "input_kind", "prepare_tuples", "form_tuples", "fit_kwargs", "check_pair_labels", "index_tuples",
            "TUPLE_NAMES"]
 
 #: what a tuple of each arity is called in messages
@@ -112,22 +112,37 @@ def _as_float(a, owner, what):
     return a
 
 
-def _index_array(X, owner):
-    """Index tuples as int64: integers, or floats that hold whole numbers (as ``jaxdml.fit`` reads
-    ``pairs=``/``triplets=``); booleans, fractions, strings: a ``ValueError``."""
-    idx = np.asarray(X)
+def index_tuples(T, owner, *, arity=None, n_rows=None, what="tuple", name="index tuples", rows="X") -> np.ndarray:
+    """The one check of index tuples (every door that takes row indices uses it: ``fit`` with a
+    ``preprocessor``, ``jaxdml.fit(..., pairs=/triplets=/quadruplets=)``, the Mahalanobis API).
+
+    Returns ``T`` as an ``(n, k)`` int64 array. Checks: 2-D; ``k == arity`` when given; integers, or
+    floats that hold whole numbers (booleans, fractions, strings: a ``ValueError``); with ``n_rows``,
+    every index in ``[0, n_rows - 1]`` (``rows`` names what the indices point into). Messages name the
+    argument (``name``: ``"pairs"``, ``"triplets"``, ...).
+    """
+    idx = np.asarray(T)
+    out = None
     if idx.dtype.kind in "iu":
-        return idx.astype(np.int64)
-    if idx.dtype.kind in "fO":
+        out = idx.astype(np.int64)
+    elif idx.dtype.kind in "fO":
         try:
             f = idx.astype(np.float64)
         except (TypeError, ValueError):
             f = None
         if f is not None and np.all(np.isfinite(f)) and np.all(f == np.round(f)):
-            return f.astype(np.int64)
-    raise ValueError(f"{owner}: index tuples must hold integer row indices (with a preprocessor, 2-D input is read "
-                     f"as index tuples); got dtype {idx.dtype}" + (" with values that are not whole numbers"
-                                                                   if idx.dtype.kind == "f" else "") + ".")
+            out = f.astype(np.int64)
+    if out is None:
+        hint = " (with a preprocessor, 2-D input is read as index tuples)" if what == "tuple" else ""
+        raise ValueError(f"{owner}: {name} must hold integer row indices{hint}; got dtype {idx.dtype}"
+                         + (" with values that are not whole numbers" if idx.dtype.kind == "f" else "") + ".")
+    if out.ndim != 2 or (arity is not None and out.shape[1] != arity):
+        raise ValueError(f"{owner}: {name} must have shape (n, {arity or 'k'}); got {out.shape}.")
+    if n_rows is not None and out.size and (out.min() < 0 or out.max() >= n_rows):
+        bad = out[(out < 0) | (out >= n_rows)][:5].tolist()
+        raise ValueError(f"{owner}: {what} indices must lie in [0, {n_rows - 1}] ({rows} has {n_rows} rows); "
+                         f"{name} holds indices out of range: {bad}.")
+    return out
 
 
 _KINDS = {"b": "boolean", "U": "string", "S": "bytes", "V": "structured"}
@@ -181,7 +196,7 @@ def prepare_tuples(X, y, *, arities, preprocessor=None, owner="fit") -> TupleDat
         T = _as_float(X, owner, "the tuples")
         n, k, d = T.shape
     else:
-        T = _index_array(X, owner)
+        T = index_tuples(X, owner)
         n, k = T.shape
     if k not in arities:
         raise _arity_error(k, arities, owner)
@@ -205,7 +220,7 @@ def form_tuples(X, *, arity, n_features, preprocessor=None, owner="pair_distance
     kind = input_kind(X, preprocessor)
     name = TUPLE_NAMES.get(arity, "tuples")
     if kind == "indices":
-        T = _index_array(X, owner)
+        T = index_tuples(X, owner)
         if T.shape[1] != arity:
             raise ValueError(f"{owner}: expected index {name} of shape (n, {arity}); got {T.shape}.")
         used, pos = np.unique(T, return_inverse=True)

@@ -24,7 +24,10 @@ from .._logging import show_progress
 from .._threads import blas_single_threaded
 from ._callbacks import progress, run_with_callback, user_callback
 
-__all__ = ["SolverResult", "minimize", "make_optimizer", "make_mesh", "split_hyper", "trace_count", "uses_linesearch"]
+__all__ = ["SolverResult", "minimize", "make_optimizer", "make_mesh", "split_hyper", "trace_count", "uses_linesearch",
+           # the pieces of the full-batch loop, for loops that compose them (tuning/_multitol.py)
+           "count_trace", "has_linesearch_state", "initial_state", "value_and_grad_for", "all_finite", "settled",
+           "stationary", "default_patience"]
 
 
 class SolverResult(NamedTuple):
@@ -92,7 +95,13 @@ def trace_count() -> int:
     return _TRACES["count"]
 
 
-def _has_linesearch_state(state) -> bool:
+def count_trace() -> None:
+    """Count one trace of a solver runner (every runner calls it inside its traced function)."""
+    _TRACES["count"] += 1
+
+
+def has_linesearch_state(state) -> bool:
+    """True if an optimizer state holds line-search information (L-BFGS's cached value and gradient)."""
     try:
         return otu.tree_get(state, "info") is not None and otu.tree_get(state, "value") is not None
     except Exception:  # pragma: no cover - tree_get raises on ambiguous keys
@@ -103,7 +112,36 @@ def uses_linesearch(optimizer, params) -> bool:
     """True if ``optimizer`` keeps line-search state (e.g. L-BFGS): it then needs full batches."""
     if not isinstance(optimizer, optax.GradientTransformationExtraArgs):
         optimizer = optax.with_extra_args_support(optimizer)
-    return _has_linesearch_state(jax.eval_shape(optimizer.init, params))
+    return has_linesearch_state(jax.eval_shape(optimizer.init, params))
+
+
+def default_patience(optimizer, params) -> int:
+    """The full-batch loop's default ``patience``: 2 with a line search, 10 otherwise."""
+    return 2 if uses_linesearch(optimizer, params) else 10
+
+
+def initial_state(optimizer, params0, learning_rate):
+    """``optimizer.init(params0)`` with ``learning_rate`` (traced) set in an ``inject_hyperparams`` state."""
+    state0 = optimizer.init(params0)
+    if learning_rate is not None:
+        try:
+            state0 = otu.tree_set(state0, learning_rate=jnp.asarray(learning_rate))
+        except Exception:
+            pass  # optimizer without an injected learning rate
+    return state0
+
+
+def value_and_grad_for(f, has_ls: bool, projection):
+    """``(vg, cached)``: the loop's value and gradient. A line search caches them at the point it accepted
+    (``cached``: call ``vg(params, state=state)``); after a projection the iterate is evaluated afresh."""
+    cached = has_ls and projection is None
+    return (optax.value_and_grad_from_state(f) if cached else jax.value_and_grad(f)), cached
+
+
+def all_finite(value, grad):
+    """True when the loss value and every gradient entry are finite."""
+    leaves = jax.tree_util.tree_leaves(grad)
+    return jnp.isfinite(value) & jnp.all(jnp.asarray([jnp.all(jnp.isfinite(g)) for g in leaves]))
 
 
 def make_mesh(devices=None):
@@ -158,7 +196,7 @@ def _norm(tree):
     return jnp.sqrt(sum(jnp.sum(jnp.square(x)) for x in jax.tree_util.tree_leaves(tree)))
 
 
-def _settled(value, prev, params, prev_params, tol):
+def settled(value, prev, params, prev_params, tol):
     """The full-batch stopping test between two consecutive iterates ``x_{k-1} -> x_k``:
 
     * relative change of the loss ``|f_{k-1} - f_k| <= tol * max(|f_k|, 1)``, and
@@ -177,7 +215,7 @@ def _settled(value, prev, params, prev_params, tol):
     return df & dx
 
 
-def _stationary(value, grad, params, projection, tol):
+def stationary(value, grad, params, projection, tol):
     """First-order stationarity for optimizers without a line search:
     ``||G|| * max(||x||, 1) <= sqrt(tol) * max(|f|, 1)``, with ``G`` the gradient, or with a
     projection ``x - P(x - g)`` (the projected-gradient map, zero exactly at constrained
@@ -200,19 +238,11 @@ def _runner(loss_fn, optimizer, projection, max_iter, patience, static_hyper, pr
     notify = user_callback(callback)
 
     def run(params0, problem, hyper, tol, learning_rate):
-        _TRACES["count"] += 1
+        count_trace()
         f = lambda p: obj(p, problem, hyper, None, None)  # noqa: E731
-        state0 = optimizer.init(params0)
-        if learning_rate is not None:
-            try:
-                state0 = otu.tree_set(state0, learning_rate=jnp.asarray(learning_rate))
-            except Exception:
-                pass  # optimizer without an injected learning rate
-        # The line search caches the value and gradient at the point it accepted; after a
-        # projection the iterate is elsewhere, so it is then evaluated afresh.
-        has_ls = _has_linesearch_state(state0)
-        cached = has_ls and projection is None
-        vg = optax.value_and_grad_from_state(f) if cached else jax.value_and_grad(f)
+        state0 = initial_state(optimizer, params0, learning_rate)
+        has_ls = has_linesearch_state(state0)
+        vg, cached = value_and_grad_for(f, has_ls, projection)
         dtype = jnp.result_type(*jax.tree_util.tree_leaves(params0))
         inf = jnp.asarray(jnp.inf, dtype)
 
@@ -222,17 +252,15 @@ def _runner(loss_fn, optimizer, projection, max_iter, patience, static_hyper, pr
         def body(c):
             params, state = c["params"], c["state"]
             value, grad = vg(params, state=state) if cached else vg(params)
-            finite = jnp.isfinite(value) & jnp.all(
-                jnp.asarray([jnp.all(jnp.isfinite(g)) for g in jax.tree_util.tree_leaves(grad)])
-            )
+            finite = all_finite(value, grad)
             hist = c["hist"].at[c["it"]].set(value)
             better = finite & (value < c["best"])
             best_params = jax.tree_util.tree_map(
                 lambda new, old: jnp.where(better, new, old), params, c["best_params"]
             )
-            small = finite & _settled(value, c["prev"], params, c["prev_params"], tol)
+            small = finite & settled(value, c["prev"], params, c["prev_params"], tol)
             if not has_ls:  # a fixed-step method: also ask for (projected) stationarity
-                small = small & _stationary(value, grad, params, projection, tol)
+                small = small & stationary(value, grad, params, projection, tol)
             stall = jnp.where(small, c["stall"] + 1, 0)
             best = jnp.where(better, value, c["best"])
             progress(c["it"] % print_every == 0 if print_every else None, c["it"], value)
@@ -253,9 +281,8 @@ def _runner(loss_fn, optimizer, projection, max_iter, patience, static_hyper, pr
             )
 
         carry = dict(
-            params=params0, state=state0, it=jnp.asarray(0), best=inf, best_params=params0,
-            prev=inf, prev_params=params0,
-            stall=jnp.asarray(0), hist=jnp.full((max_iter + 1,), jnp.nan, dtype),
+            params=params0, state=state0, it=jnp.asarray(0), best=inf, best_params=params0, prev=inf,
+            prev_params=params0, stall=jnp.asarray(0), hist=jnp.full((max_iter + 1,), jnp.nan, dtype),
             done=jnp.asarray(False), converged=jnp.asarray(False), failed=jnp.asarray(False),
         )
         c = jax.lax.while_loop(cond, body, carry)
@@ -286,13 +313,8 @@ def _runner_minibatch(loss_fn, optimizer, projection, max_iter, patience, static
     spe = -(-n_rows // batch_size)  # steps per epoch
 
     def run(params0, problem, hyper, tol, learning_rate, key):
-        _TRACES["count"] += 1
-        state0 = optimizer.init(params0)
-        if learning_rate is not None:
-            try:
-                state0 = otu.tree_set(state0, learning_rate=jnp.asarray(learning_rate))
-            except Exception:
-                pass
+        count_trace()
+        state0 = initial_state(optimizer, params0, learning_rate)
         dtype = jnp.result_type(*jax.tree_util.tree_leaves(params0))
         mask = problem.sample_mask
 
@@ -322,8 +344,7 @@ def _runner_minibatch(loss_fn, optimizer, projection, max_iter, patience, static
                 cidx = jax.random.randint(jax.random.fold_in(ckey, it), (n_candidates,), 0, n_rows)
             params, state = c["params"], c["state"]
             value, grad = vg(params, idx, cidx)
-            finite = jnp.isfinite(value) & jnp.all(jnp.asarray(
-                [jnp.all(jnp.isfinite(g)) for g in jax.tree_util.tree_leaves(grad)]))
+            finite = all_finite(value, grad)
             updates, new_state = optimizer.update(grad, state, params, value=value, grad=grad,
                                                   value_fn=lambda p: batch_loss(p, idx, cidx))
             new_params = optax.apply_updates(params, updates)

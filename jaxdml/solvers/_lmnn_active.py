@@ -50,9 +50,10 @@ from ..losses import lmnn_pairs
 from ._driver import make_optimizer, minimize
 from ._lmnn_candidates import CandidateIndex
 
-__all__ = ["ActiveSetResult", "minimize_active_set", "use_active_set", "stratified_subsample", "ACTIVE_SET_DEFAULTS"]
+__all__ = ["ActiveSetResult", "minimize_active_set", "stratified_subsample", "ACTIVE_SET_DEFAULTS"]
 
-#: defaults of the active-set solver when ``jaxdml.fit`` routes ``loss="lmnn"`` to it
+#: defaults of the active-set solver when ``jaxdml.fit`` routes ``loss="lmnn"`` to it (the routing policy
+#: itself is LMNN's record: ``jaxdml.methods._lmnn.ACTIVE_SET_ROUTE``)
 #: (``max_n``: above it each refresh's exact O(N^2 d) search is too slow on a CPU, and the active set
 #: runs on a class-stratified subsample of ``subsample`` rows instead: :func:`stratified_subsample`)
 #: (``chunked_above``: above it each refresh searches one chunk of ``chunk_rows`` reference rows
@@ -71,21 +72,6 @@ class ActiveSetResult(NamedTuple):
     loss_history: np.ndarray
     failed: bool
     info: dict
-
-
-def use_active_set(loss, spec, n: int, *, optimizer, batch_size, n_candidates, devices, problem_kw) -> bool:
-    """The routing policy of ``jaxdml.fit``: the active-set solver replaces the method's large-data
-    path (``spec.large`` names ``solver="lmnn_active_set"``) above ``spec.large_n`` samples when
-    the user left the optimisation settings at their defaults (above
-    ``ACTIVE_SET_DEFAULTS["max_n"]`` samples on a stratified subsample: :func:`stratified_subsample`).
-    Setting ``optimizer``, ``batch_size`` or ``n_candidates`` keeps the former paths (e.g.
-    ``optimizer="lbfgs"``: full-batch L-BFGS on the exact objective; ``batch_size=256``: minibatch
-    Adam)."""
-    big = spec.large or {}
-    return (isinstance(loss, str) and big.get("solver") == "lmnn_active_set" and spec.param == "L"
-            and spec.large_n is not None and spec.large_n < n and optimizer is None
-            and isinstance(batch_size, str) and isinstance(n_candidates, str) and devices is None
-            and not problem_kw)
 
 
 def stratified_subsample(codes, size: int, random_state=None, *, min_per_class: int = 1):

@@ -9,7 +9,8 @@ stopping test, so it gets what its own fit gets), and on an accelerator the traj
 points are batched with ``jax.vmap``. The k-NN scores of all grid points of a fold are then computed
 together by :func:`jaxdml.classifiers._multidml.knn_batched`.
 
-Anything outside that case (the minibatch, multi-device or active-set paths, a PCA pre-projection,
+The preparation is the fit's own plan (:func:`jaxdml.methods._plan.plan`). Anything outside that case (the
+minibatch, multi-device paths or the method's route (LMNN's active set), a PCA pre-projection,
 integer or structural parameters in the grid, k-NN options other than ``weights``, diagnostics other
 than ``loss``/``n_iter``/``converged``/``time``) returns None and the caller fits one point at a time.
 """
@@ -35,12 +36,11 @@ from ..classifiers._multidml import knn_batched
 from ..exceptions import ConvergenceWarning
 from ..linalg import components_from_metric
 from ..methods._base import GradientMetricLearner
-from ..methods._engine import _n_components, split_settings
-from ..methods._gradient import PROBLEM_KEYS, _batching, _large_data, _optimizer, _setup, solve_loss
+from ..methods._engine import resolve_n_components, split_settings
+from ..methods._gradient import PROBLEM_KEYS, solve_loss
+from ..methods._plan import plan
 from ..methods._record import SETTINGS
-from ..projections import projection_psd
-from ..solvers._driver import split_hyper, uses_linesearch
-from ..solvers._lmnn_active import use_active_set
+from ..solvers._driver import default_patience, split_hyper
 from ._multitol import multi_tol_runner
 
 __all__ = ["batched_grid"]
@@ -88,51 +88,34 @@ def _eligible(base, points, metrics, knn_args) -> bool:
 
 
 def _prepare(est, X, y, width):
-    """The arguments of the fit's ``minimize`` call (as ``solve_loss`` builds them), or None when the
-    fit would not take the plain full-batch path. With the default ``pad_to="auto"`` the problem is
-    padded to ``width`` rows (the grid's folds share one program; no need for a coarser bucket)."""
+    """The arguments of the fit's ``minimize`` call, from the fit's own plan (:func:`jaxdml.methods._plan.plan`,
+    as ``solve_loss`` makes it), or None when the fit would not take the plain full-batch path of the driver
+    (the method's route, a PCA pre-projection, minibatches, a callback, devices or a probed callable). With the
+    default ``pad_to="auto"`` the problem is padded to ``width`` rows (the grid's folds share one program; no
+    need for a coarser bucket)."""
     record = est._get_record()
-    spec = record.loss
     kw = est._fit_kwargs()
     core = {k: kw.pop(k) for k in ("n_components", "max_iter", "tol", "random_state", "verbose") if k in kw}
     settings = split_settings(record, {k: kw.pop(k) for k in list(kw) if k in SETTINGS})
     hyper = {**inspect.unwrap(record.solve).keywords, **record.defaults, **settings, **kw}
-    probe, weights = hyper.pop("probe", False), hyper.pop("weights", None)
     opts = {k: hyper.pop(k, SETTINGS[k]) for k in SETTINGS}
+    if hyper.get("probe") or opts["callback"] is not None or opts["devices"] is not None:
+        return None
     classes, codes = np.unique(y, return_inverse=True)
-    n, d = X.shape
-    if (probe or opts["callback"] is not None or opts["devices"] is not None
-            or use_active_set(record.name, spec, n, optimizer=opts["optimizer"], batch_size=opts["batch_size"],
-                              n_candidates=opts["n_candidates"], devices=None,
-                              problem_kw=[k for k in PROBLEM_KEYS if k in hyper])):
+    n_components = resolve_n_components(record, core.get("n_components"), X.shape[1], len(classes))
+    opts["pad_to"] = width if opts["pad_to"] == "auto" else opts["pad_to"]
+    p = plan(record.loss, record.name, X, codes, len(classes), n_components=n_components,
+             random_state=core.get("random_state"), max_iter=core.get("max_iter"), tol=core.get("tol"), verbose=0,
+             **opts, **hyper)
+    if p.route is not None or p.pre is not None or p.batch_size is not None or p.n_candidates is not None:
         return None
-    n_components = _n_components(record, core.get("n_components"), d, len(classes))
-    n_neighbors = 3 if opts["n_neighbors"] is None else opts["n_neighbors"]
-    pad_to = width if opts["pad_to"] == "auto" else opts["pad_to"]
-    problem, params0, pre, bucket, _, n_dev = _setup(
-        spec, X, codes, len(classes), n_components, init=opts["init"], n_neighbors=n_neighbors,
-        pad_to=pad_to, random_state=core.get("random_state"), devices=None, hyper=hyper)
-    if pre is not None:
-        return None
-    if weights is not None:
-        hyper["weights"] = jnp.asarray(weights)
-    spec = _large_data(spec, n, opts["optimizer"], core.get("max_iter"))
-    optimizer = _optimizer(opts["optimizer"], spec)
-    projection = opts["projection"]
-    if projection == "auto":
-        projection = projection_psd if spec.projection == "psd" else None
-    batch, cands = _batching(spec, n, bucket, n_dev, opts["batch_size"], opts["n_candidates"], optimizer, params0)
-    if batch is not None or cands is not None:
-        return None
-    lr = spec.learning_rate if opts["learning_rate"] is None else opts["learning_rate"]
-    tol = 1e-5 if core.get("tol") is None else core["tol"]
-    max_iter = spec.max_iter if core.get("max_iter") is None else core["max_iter"]
-    static, traced = split_hyper(hyper)
-    patience = 2 if uses_linesearch(optimizer, params0) else 10  # the driver's default
-    config = (spec.fn, optimizer, projection, int(max_iter), static, lr is not None, spec.param, patience,
-              jax.tree_util.tree_structure((params0, problem, traced)),
-              tuple(np.shape(a) for a in jax.tree_util.tree_leaves((params0, problem, traced))))
-    return config, (params0, problem, tol, 0.0 if lr is None else lr, traced)
+    static, traced = split_hyper(p.hyper)
+    lr = p.learning_rate
+    config = (p.fn, p.optimizer, p.projection, int(p.max_iter), static, lr is not None, p.param,
+              default_patience(p.optimizer, p.params0),
+              jax.tree_util.tree_structure((p.params0, p.problem, traced)),
+              tuple(np.shape(a) for a in jax.tree_util.tree_leaves((p.params0, p.problem, traced))))
+    return config, (p.params0, p.problem, p.tol, 0.0 if lr is None else lr, traced)
 
 
 def _stack(items):

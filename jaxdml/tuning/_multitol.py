@@ -4,8 +4,8 @@
 it. A grid over ``tol`` therefore needs one trajectory per value of the *other* parameters; along it, every
 tolerance keeps its own stopping test, its own best iterate and its own iteration count, and is frozen
 where its test first holds -- exactly what :func:`jaxdml.solvers.minimize` returns for that tolerance
-alone (the same full-batch loop, the same test ``_settled``/``_stationary`` of the driver, the same
-final evaluation of the last iterate). The trajectory stops when every tolerance has stopped, at
+alone: the loop is composed of the driver's own pieces (its initial state, value and gradient, finiteness
+check and stopping tests ``settled``/``stationary``), with the same final evaluation of the last iterate. The trajectory stops when every tolerance has stopped, at
 ``max_iter`` or at a non-finite loss.
 """
 
@@ -16,11 +16,10 @@ import functools
 import jax
 import jax.numpy as jnp
 import optax
-from optax import tree_utils as otu
 
 from .._runtime import jit_quick_compile
-from ..solvers import _driver
-from ..solvers._driver import SolverResult, _has_linesearch_state, _settled, _stationary
+from ..solvers._driver import (SolverResult, all_finite, count_trace, has_linesearch_state, initial_state, settled,
+                               stationary, value_and_grad_for)
 
 __all__ = ["multi_tol_runner"]
 
@@ -43,17 +42,11 @@ def multi_tol_runner(loss_fn, optimizer, projection, max_iter: int, patience: in
     static = dict(static_items)
 
     def run(params0, problem, hyper, tols, learning_rate):
-        _driver._TRACES["count"] += 1  # a solver runner is traced: counted with the driver's
+        count_trace()  # a solver runner is traced: counted with the driver's
         f = lambda p: loss_fn(p, problem, **static, **hyper)  # noqa: E731
-        state0 = optimizer.init(params0)
-        if learning_rate is not None:
-            try:
-                state0 = otu.tree_set(state0, learning_rate=jnp.asarray(learning_rate))
-            except Exception:
-                pass  # optimizer without an injected learning rate
-        has_ls = _has_linesearch_state(state0)
-        cached = has_ls and projection is None
-        vg = optax.value_and_grad_from_state(f) if cached else jax.value_and_grad(f)
+        state0 = initial_state(optimizer, params0, learning_rate)
+        has_ls = has_linesearch_state(state0)
+        vg, cached = value_and_grad_for(f, has_ls, projection)
         dtype = jnp.result_type(*jax.tree_util.tree_leaves(params0))
         T = tols.shape[0]
         inf = jnp.asarray(jnp.inf, dtype)
@@ -68,14 +61,13 @@ def multi_tol_runner(loss_fn, optimizer, projection, max_iter: int, patience: in
             params, state, it, active = c["params"], c["state"], c["it"], ~c["done"]
             last = it >= max_iter
             value, grad = vg(params, state=state) if cached else vg(params)
-            finite = jnp.isfinite(value) & jnp.all(
-                jnp.asarray([jnp.all(jnp.isfinite(g)) for g in jax.tree_util.tree_leaves(grad)]))
+            finite = all_finite(value, grad)
             usable = jnp.where(last, jnp.isfinite(value), finite)  # the last pass needs the value only
             better = active & usable & (value < c["best"])
             best_params = _where(better, _tile(params, T), c["best_params"])
-            small = finite & _settled(value, c["prev"], params, c["prev_params"], tols)
+            small = finite & settled(value, c["prev"], params, c["prev_params"], tols)
             if not has_ls:
-                small = small & _stationary(value, grad, params, projection, tols)
+                small = small & stationary(value, grad, params, projection, tols)
             stall = jnp.where(active, jnp.where(small, c["stall"] + 1, 0), c["stall"])
             converged_now = active & (stall >= patience) & ~last
 
