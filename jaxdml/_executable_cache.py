@@ -267,14 +267,14 @@ def _leaf(x):
     if isinstance(x, jax.Array):
         if getattr(x, "committed", False) or len(x.sharding.device_set) != 1:
             raise Undescribable("an array placed on a chosen device")
-        return ("a", x.shape, x.dtype.str, bool(x.weak_type))
+        return ("a", x.shape, str(x.dtype), bool(x.weak_type))
     if isinstance(x, (np.ndarray, np.generic)):
-        return ("a", x.shape, x.dtype.str, False)
+        return ("a", x.shape, str(x.dtype), False)
     if isinstance(x, (bool, int, float, complex)):
         from jax._src.core import shaped_abstractify
 
         a = shaped_abstractify(x)
-        return ("a", a.shape, np.dtype(a.dtype).str, bool(a.weak_type))
+        return ("a", a.shape, str(a.dtype), bool(a.weak_type))
     raise Undescribable(f"argument of type {type(x).__name__}")
 
 
@@ -433,6 +433,17 @@ class _CachedJit:
         self.jit_kwargs = dict(jit_kwargs)
         self.jitted = jax.jit(fn, static_argnames=self.static_argnames or None, **jit_kwargs)
         self._static = None
+        self._static_pos = {}  # position -> name of static parameters that may come positionally
+        if self.static_argnames:
+            import inspect
+
+            try:
+                params = list(inspect.signature(fn).parameters.values())
+            except (TypeError, ValueError):
+                params = []
+            for i, p in enumerate(params):
+                if p.name in self.static_argnames and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+                    self._static_pos[i] = p.name
         functools.update_wrapper(self, fn)
 
     def lower(self, *args, **kwargs):
@@ -449,25 +460,29 @@ class _CachedJit:
         return self._static[1:]
 
     def key(self, args, kwargs):
-        """``(hex key, description bytes, dynamic kwargs)``; raises :class:`Undescribable`."""
+        """``(hex key, description bytes, dynamic args, dynamic kwargs)``; raises
+        :class:`Undescribable`."""
         import jax
 
         static = {k: kwargs[k] for k in self.static_argnames if k in kwargs}
         dynamic = {k: v for k, v in kwargs.items() if k not in static}
+        if self._static_pos:
+            static.update({self._static_pos[i]: a for i, a in enumerate(args) if i in self._static_pos})
+            args = tuple(a for i, a in enumerate(args) if i not in self._static_pos)
         leaves, tree = jax.tree_util.tree_flatten((args, dynamic))
         if "env" not in _ENV:
             _ENV["env"] = _environment()
         parts = (_FORMAT, self._function_key(), describe(static), str(tree), tuple(_leaf(x) for x in leaves),
                  _context(), _ENV["env"])
         text = repr(parts).encode()
-        return hashlib.sha256(text).hexdigest(), text, dynamic
+        return hashlib.sha256(text).hexdigest(), text, args, dynamic
 
     def __call__(self, *args, **kwargs):
         folder = cache_dir()
         if folder is None:
             return self.jitted(*args, **kwargs)
         try:
-            key, description, dynamic = self.key(args, kwargs)
+            key, description, dyn_args, dynamic = self.key(args, kwargs)
         except Undescribable:
             _STATS["uncacheable"] += 1
             return self.jitted(*args, **kwargs)
@@ -476,11 +491,11 @@ class _CachedJit:
             _STATS["memory_hits"] += 1
             with _lock:
                 _memory.move_to_end(key)
-            return compiled(*args, **dynamic)
+            return compiled(*dyn_args, **dynamic)
         compiled = self._load(folder, key, description)
         if compiled is not None:
             try:
-                out = compiled(*args, **dynamic)
+                out = compiled(*dyn_args, **dynamic)
             except (TypeError, ValueError):  # the loaded program does not take these arguments
                 _STATS["fallbacks"] += 1
                 compiled = None
@@ -491,7 +506,7 @@ class _CachedJit:
         if fresh:
             self._store(folder, key, description, compiled)
         self._remember(key, compiled)
-        return compiled(*args, **dynamic)
+        return compiled(*dyn_args, **dynamic)
 
     @staticmethod
     def _remember(key, compiled):
