@@ -149,7 +149,8 @@ def worker(family, library, dataset, data_dir):
         out.update(compile_s=compile_s, run_s=total - compile_s,
                    trace_s=store.get(COMPILE_EVENTS[0], 0.0), lower_s=store.get(COMPILE_EVENTS[1], 0.0),
                    xla_s=store.get(COMPILE_EVENTS[2], 0.0), cache_load_s=store.get("cache_load", 0.0),
-                   cache_hits=store.get("cache_hits", 0), cache_misses=store.get("cache_misses", 0))
+                   cache_hits=store.get("cache_hits", 0), cache_misses=store.get("cache_misses", 0),
+                   exec_cache_hits=__import__("jaxdml")._executable_cache.stats()["hits"])
     print(json.dumps(out), flush=True)
 
 
@@ -222,7 +223,7 @@ def main(argv=None):
             ("dataset", "data", ""), ("method", "method", ""), ("library", "library", ""),
             ("process", "process", ""), ("fit_s", "10-fold fit s", ".2f"), ("compile_s", "compile s", ".2f"),
             ("run_s", "run s", ".2f"), ("ratio", "ratio", ".2f"), ("target", "target", ".0f"),
-            ("accuracy", "3-NN acc", ".4f"), ("cache_hits", "cache hits", "d"), ("status", "status", ""),
+            ("accuracy", "3-NN acc", ".4f"), ("cache_hits", "cache hits", "d"), ("exec_cache_hits", "exec hits", "d"), ("status", "status", ""),
         ]))
     if args.out:
         import platform

@@ -23,6 +23,7 @@ memory maps.)
 from __future__ import annotations
 
 import os
+from . import _executable_cache
 from ._warnings import warn as _warn
 
 __all__ = [
@@ -78,6 +79,7 @@ def enable_compilation_cache(path: str | None = None, *, max_bytes: int = DEFAUL
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
     jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
     jax.config.update("jax_compilation_cache_max_size", int(max_bytes))
+    _executable_cache.configure(path, max_bytes)
     _state.update(decided=True, disabled=False)
     return path
 
@@ -110,6 +112,7 @@ def disable_compilation_cache() -> None:
     import jax
 
     jax.config.update("jax_enable_compilation_cache", False)
+    _executable_cache.configure(None, 0)
     _state.update(decided=True, disabled=True)
 
 

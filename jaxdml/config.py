@@ -9,7 +9,7 @@ import functools
 import jax
 
 __all__ = ["set_memory_budget", "get_memory_budget", "memory_budget", "block_elements", "set_matmul_precision",
-           "get_matmul_precision", "matmul_precision", "precise"]
+           "get_matmul_precision", "matmul_precision", "precise", "set_executable_cache", "get_executable_cache"]
 
 _STATE = {"budget": 1 << 30, "precision": "highest"}  # bytes; jax.default_matmul_precision name
 _PRECISIONS = ("highest", "high", "default")
@@ -93,3 +93,26 @@ def precise(fn):
             return fn(*args, **kwargs)
 
     return call
+
+
+def set_executable_cache(on) -> None:
+    """Turn the executable cache on (``True``), off (``False``) or back to its default (``None``:
+    on wherever jaxdml's persistent compilation cache is on, unless ``JAXDML_EXECUTABLE_CACHE=0``).
+
+    The executable cache stores each compiled program of a fit under a key jaxdml computes without
+    tracing (the method and its static settings, padded shapes and dtypes, versions, backend and
+    devices, CPU, XLA flags, jaxdml's source), so a second process loads it without tracing and
+    lowering; see :mod:`jaxdml.compilation`. Turning it off leaves JAX's persistent cache alone.
+    """
+    if on is not None and not isinstance(on, bool):
+        raise ValueError(f"set_executable_cache takes True, False or None; got {on!r}.")
+    from . import _executable_cache
+
+    _executable_cache.set_enabled(on)
+
+
+def get_executable_cache() -> bool:
+    """Whether fits use the executable cache now (see :func:`set_executable_cache`)."""
+    from . import _executable_cache
+
+    return _executable_cache.is_enabled()

@@ -12,6 +12,7 @@ from .._padding import bucket_size
 from .._runtime import to_device
 from ..linalg import kth_smallest, symmetrize
 from ._common import generalized_eigh
+from .._executable_cache import cached_jit
 
 __all__ = ["lfda_components", "lfda_scatters", "EMBEDDING_TYPES", "AFFINITIES"]
 
@@ -43,7 +44,7 @@ def _blocks(a, block: int):
     return a.reshape((a.shape[0] // block, block) + a.shape[1:])
 
 
-@functools.partial(jax.jit, static_argnames=("block", "affinity"))
+@functools.partial(cached_jit, static_argnames=("block", "affinity"))
 def _class_scatter(Xc, mask, k, block: int, affinity: str = "local-scaling"):
     r"""``Q_c = X_c^T (D - A) X_c = 1/2 sum_ij A_ij (x_i - x_j)(x_i - x_j)^T`` of one class, with
     the local-scaling affinity ``A_ij = exp(-|x_i - x_j|^2 / (sigma_i sigma_j))`` (``sigma_i`` the
@@ -149,7 +150,7 @@ def lfda_components(X, codes, n_classes: int, n_components: int, k: int = 7, emb
     return _embedding(Sb, Sw, reg, n_components, embedding_type)
 
 
-@functools.partial(jax.jit, static_argnames=("n_components", "embedding_type"))
+@functools.partial(cached_jit, static_argnames=("n_components", "embedding_type"))
 def _embedding(Sb, Sw, reg, n_components: int, embedding_type: str):
     w, V = generalized_eigh(Sb, Sw, n_components, reg)
     if embedding_type == "weighted":

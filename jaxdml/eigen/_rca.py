@@ -10,6 +10,7 @@ import jax.numpy as jnp
 from ..linalg import symmetrize
 from ._common import generalized_eigh
 from ._covariance import inverse_sqrt_psd, span_restricted
+from .._executable_cache import cached_jit
 
 __all__ = ["chunklet_covariance", "rca_components"]
 
@@ -31,7 +32,7 @@ def chunklet_covariance(X, chunks):
     return symmetrize(R.T @ R / jnp.maximum(jnp.sum(w), 1.0))
 
 
-@functools.partial(jax.jit, static_argnames=("n_components",))
+@functools.partial(cached_jit, static_argnames=("n_components",))
 def rca_components(X, chunks, n_components: int, reg=1e-6):
     r"""RCA's map ``L`` (n_components, n_features) with ``L C L^T = I``.
 

@@ -14,6 +14,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
+from .._executable_cache import cached_jit
 from ..linalg import symmetrize
 
 __all__ = [
@@ -127,7 +128,7 @@ class ITMLState(NamedTuple):
     change: jax.Array
 
 
-@functools.partial(jax.jit, static_argnames=("max_iter",))
+@functools.partial(cached_jit, static_argnames=("max_iter",))
 def itml_bregman(M0, V, delta, bounds, gamma, tol, *, max_iter: int = 1000):
     r"""ITML by cyclic Bregman projections (jitted; the whole loop runs in ``lax.while_loop``).
 

@@ -24,6 +24,7 @@ import jax.numpy as jnp
 
 from ..linalg import symmetrize
 from ..problems import PairsProblem
+from .._executable_cache import cached_jit
 
 __all__ = [
     "pair_sq_dists",
@@ -240,7 +241,7 @@ class LSIState(NamedTuple):
 _MEMORY = 10  # non-monotone line search: compare with the best of the last 10 values
 
 
-@functools.partial(jax.jit, static_argnames=("max_iter",))
+@functools.partial(cached_jit, static_argnames=("max_iter",))
 def lsi_solve(M0, problem, A, *, max_iter: int = 1000, tol=1e-6, logdet=0.0, learning_rate=1.0, rtol=1e-10,
               proj_iter=None, proj_tol=None):
     r"""LSI to a certified optimum: spectral projected gradient on the whitened feasible set.

@@ -20,6 +20,7 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+from .._executable_cache import cached_jit
 
 __all__ = ["scml_objective", "scml_rda", "SCMLState"]
 
@@ -72,7 +73,7 @@ def _weights(t, gbar, g2, beta, gamma, delta):
     return jnp.maximum(-gbar - beta, 0.0) * jnp.maximum(t, 1.0) / (gamma * (delta + jnp.sqrt(g2)))
 
 
-@functools.partial(jax.jit, static_argnames=("batch_size", "block", "max_blocks"))
+@functools.partial(cached_jit, static_argnames=("batch_size", "block", "max_blocks"))
 def scml_rda(P, iab, ian, mask, beta, gamma, tol, key, *, batch_size, block, max_blocks):
     """Stochastic RDA (Xiao 2010) with AdaGrad (Duchi et al. 2011), as the SCML paper solves it.
 

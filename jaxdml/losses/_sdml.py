@@ -20,6 +20,7 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+from .._executable_cache import cached_jit
 
 __all__ = ["sdml_objective", "sdml_admm", "SDMLState"]
 
@@ -57,7 +58,7 @@ def _x_update(S, Z, U, rho):
     return (Q * x) @ Q.T
 
 
-@jax.jit
+@cached_jit
 def sdml_admm(S, X0, sparsity, tol, max_iter):
     r"""Solve :math:`\min_{X \succ 0} \operatorname{tr}(SX) - \log\det X + \lambda\|X\|_{1,\mathrm{off}}`.
 

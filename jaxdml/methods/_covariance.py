@@ -13,6 +13,7 @@ from .._validation import Interval
 from ..eigen._covariance import inverse_sqrt_psd
 from ._base import BaseMetricLearner
 from ._record import Method
+from .._executable_cache import cached_jit
 
 __all__ = ["Covariance", "COVARIANCE_METHOD"]
 
@@ -32,7 +33,7 @@ def _covariance(X, codes, n_classes, *, n_components, reg, **_):
     return dict(L=L, metric=M, info=dict(covariance=C))
 
 
-_inverse_sqrt_psd = jax.jit(functools.partial(inverse_sqrt_psd, drop=True))
+_inverse_sqrt_psd = cached_jit(functools.partial(inverse_sqrt_psd, drop=True))
 
 
 COVARIANCE_METHOD = Method("covariance", "M", _covariance, defaults=dict(reg=1e-10), constraints=_REG,

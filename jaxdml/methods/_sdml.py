@@ -16,6 +16,7 @@ from ._itml import _itml_prior
 from ._pairs import (ESTIMATOR_CONSTRAINTS, PAIRS_CONSTRAINTS, PairsMetricLearner, sample_pairs, supervision,
                      warn_not_converged)
 from ._record import Method
+from .._executable_cache import cached_jit
 
 __all__ = ["SDML", "SDML_METHOD", "sdml_matrix"]
 
@@ -169,4 +170,4 @@ class SDML(PairsMetricLearner):
         self.balance_param_ = float(result.info["balance"])
 
 
-_sdml_objective = jax.jit(sdml_objective)  # one compiled program, not one per operation
+_sdml_objective = cached_jit(sdml_objective)  # one compiled program, not one per operation

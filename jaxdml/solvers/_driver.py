@@ -21,6 +21,7 @@ import optax
 from optax import tree_utils as otu
 
 from .._logging import show_progress
+from .._executable_cache import cached_jit, register_name
 from .._threads import blas_single_threaded
 from ._callbacks import progress, run_with_callback, user_callback
 
@@ -61,7 +62,7 @@ def make_optimizer(name: str) -> optax.GradientTransformationExtraArgs:
     lets every fit with default settings share one compiled runner.
     """
     if name == "lbfgs":
-        return optax.lbfgs()
+        return register_name(optax.lbfgs(), f"jaxdml.make_optimizer({name!r})")
     if name == "adam":
         opt = optax.inject_hyperparams(optax.adam)(learning_rate=1e-2)
     elif name == "sgd":
@@ -70,7 +71,13 @@ def make_optimizer(name: str) -> optax.GradientTransformationExtraArgs:
         opt = optax.inject_hyperparams(optax.adagrad)(learning_rate=1e-1)
     else:
         raise ValueError(f"Unknown optimizer {name!r}; use 'lbfgs', 'adam', 'sgd', 'adagrad' or an optax transformation.")
-    return optax.with_extra_args_support(opt)
+    return register_name(optax.with_extra_args_support(opt), f"jaxdml.make_optimizer({name!r})")
+
+
+def _jit(run, print_every, mesh, callback):
+    """The runner's jit: through the executable cache unless it prints, calls back or shards
+    (host callbacks and meshes are not part of a cacheable program)."""
+    return jax.jit(run) if (print_every or mesh is not None or callback is not None) else cached_jit(run)
 
 
 def split_hyper(hyper: dict) -> tuple[tuple, dict]:
@@ -297,7 +304,7 @@ def _runner(loss_fn, optimizer, projection, max_iter, patience, static_hyper, pr
         best = jnp.where(better, final, c["best"])
         return SolverResult(params, best, c["it"], c["converged"], hist, c["failed"])
 
-    return jax.jit(run)
+    return _jit(run, print_every, mesh, callback)
 
 
 @functools.lru_cache(maxsize=256)
@@ -379,7 +386,7 @@ def _runner_minibatch(loss_fn, optimizer, projection, max_iter, patience, static
         c = jax.lax.while_loop(cond, body, c)
         return SolverResult(c["params"], c["last"], c["it"], c["converged"], c["hist"], c["failed"])
 
-    return jax.jit(run)
+    return _jit(run, print_every, mesh, callback)
 
 
 @blas_single_threaded

@@ -1,0 +1,117 @@
+"""Run-to-run spread of ITML's default constraint set: 10-fold mean 3-NN accuracy of
+``jaxdml.ITML(random_state=seed)`` (min-max scaling fitted on each training fold, KEEL partitions)
+for several seeds, per data set and constraint rule (``--n-constraints``: ``default`` = the
+estimator's default, or a number of pairs of each kind).
+
+    python benchmarks/bench_itml_default.py --datasets sonar wine iris --seeds 0 1 2 3 4 \
+        --n-constraints default 1000 --out /tmp/itml.json
+
+Prints one JSON line per (data set, rule, seed), then a table of mean, spread (max - min) and
+standard deviation over the seeds, in points, and the mean fit time of one fold.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+import warnings
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+from _harness import markdown_table, write_json  # noqa: E402
+
+
+def _neighbour_pairs(k):
+    """Candidate rule ``nn<k>``: each row's k nearest rows of its class (similar) and of other
+    classes (dissimilar), Euclidean; no randomness."""
+    def pairs(X, codes):
+        from scipy.spatial.distance import cdist
+
+        D = cdist(X, X, "sqeuclidean")
+        np.fill_diagonal(D, np.inf)
+        same = codes[:, None] == codes[None, :]
+        out = []
+        for mask, flag in ((same, 1.0), (~same, 0.0)):
+            Dm = np.where(mask, D, np.inf)
+            j = np.argsort(Dm, axis=1, kind="stable")[:, :k]
+            i = np.repeat(np.arange(len(codes)), k)
+            j = j.ravel()
+            ok = np.isfinite(Dm[i, j])
+            out.append((i[ok], j[ok], np.full(ok.sum(), flag)))
+        a = np.concatenate([o[0] for o in out]); b = np.concatenate([o[1] for o in out])
+        s = np.concatenate([o[2] for o in out])
+        lo, hi = np.minimum(a, b), np.maximum(a, b)
+        _, first = np.unique(lo * len(codes) + hi, return_index=True)
+        first = np.sort(first)
+        return lo[first], hi[first], s[first]
+    return pairs
+
+
+from jaxdml.methods._pairs import sample_pairs as _SAMPLE_PAIRS  # noqa: E402
+
+
+def cv(dataset, data_dir, seed, n_constraints):
+    import jaxdml
+    from jaxdml.methods import _itml
+
+    current = {}
+    _itml.sample_pairs = _SAMPLE_PAIRS
+    if n_constraints.startswith("nn"):  # a candidate rule, patched in for this process
+        rule = _neighbour_pairs(int(n_constraints[2:]))
+        _itml.sample_pairs = lambda codes, k1, k2, rng: rule(current["X"], codes)
+    from jaxdml.datasets import load_keel_folds
+    from sklearn.neighbors import KNeighborsClassifier
+    from sklearn.preprocessing import MinMaxScaler
+
+    accs, times = [], []
+    for Xtr, ytr, Xte, yte in load_keel_folds(data_dir, dataset, 10).folds:
+        sc = MinMaxScaler().fit(Xtr)
+        Xtr, Xte = sc.transform(Xtr), sc.transform(Xte)
+        current["X"] = Xtr
+        kw = {} if n_constraints == "default" or n_constraints.startswith("nn") else dict(
+            n_constraints=int(n_constraints))
+        t0 = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            m = jaxdml.ITML(random_state=seed, **kw).fit(Xtr, ytr)
+        times.append(time.perf_counter() - t0)
+        accs.append(KNeighborsClassifier(3).fit(m.transform(Xtr), ytr).score(m.transform(Xte), yte))
+    return float(np.mean(accs)), float(np.median(times))
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--datasets", nargs="+", default=["sonar", "wine", "iris"])
+    p.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2, 3, 4])
+    p.add_argument("--n-constraints", nargs="+", default=["default"])
+    p.add_argument("--data", default=os.path.join(ROOT, "..", "shared", "keel"))
+    p.add_argument("--out", default=None)
+    args = p.parse_args(argv)
+    rows, summary = [], []
+    for ds in args.datasets:
+        for rule in args.n_constraints:
+            accs, times = [], []
+            for seed in args.seeds:
+                acc, t = cv(ds, args.data, seed, rule)
+                accs.append(acc)
+                times.append(t)
+                rows.append(dict(dataset=ds, rule=rule, seed=seed, accuracy=acc, fold_fit_s=t))
+                print(json.dumps(rows[-1]), flush=True)
+            a = 100 * np.asarray(accs)
+            summary.append(dict(dataset=ds, rule=rule, mean=float(a.mean()), spread=float(a.max() - a.min()),
+                                std=float(a.std()), fold_fit_s=float(np.median(times))))
+    print(markdown_table(summary, [("dataset", "data", ""), ("rule", "n_constraints", ""), ("mean", "mean acc %", ".2f"),
+                                   ("spread", "spread (pts)", ".2f"), ("std", "std (pts)", ".2f"),
+                                   ("fold_fit_s", "fold fit s", ".3f")]))
+    if args.out:
+        write_json(args.out, dict(rows=rows, summary=summary))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,305 @@
+"""The executable cache (jaxdml._executable_cache): keys computed without tracing, fallbacks on
+every kind of bad entry, results identical with and without it."""
+
+import hashlib
+import os
+import pickle
+import subprocess
+import sys
+import threading
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxdml
+from jaxdml import _executable_cache as xc
+from jaxdml import config
+
+
+def _affine(x, w, *, n=2):
+    """A small program to cache (a module-level test function, described by a registered name)."""
+    for _ in range(n):
+        x = jnp.tanh(x @ w)
+    return x.sum(axis=0), x
+
+
+xc.register_name(_affine, "tests._affine")
+
+
+@pytest.fixture
+def folder(tmp_path):
+    """A private cache folder, on for the test; the process's own setting is restored."""
+    saved = dict(xc._state)
+    xc.configure(str(tmp_path), 1 << 30)
+    xc.set_enabled(True)
+    xc.clear_memory()
+    yield tmp_path / "executables"
+    xc._state.update(saved)
+    xc.clear_memory()
+
+
+def _args(n=5, d=3, dtype=np.float32):
+    rng = np.random.default_rng(0)
+    return rng.standard_normal((n, d)).astype(dtype), rng.standard_normal((d, d)).astype(dtype)
+
+
+def _key(f, *args, **kw):
+    return f.key(args, kw)[0]
+
+
+# --------------------------------------------------------------------------- keys
+
+def test_static_argument_changes_key():
+    f = xc.cached_jit(_affine, static_argnames=("n",))
+    X, W = _args()
+    assert _key(f, X, W, n=2) != _key(f, X, W, n=3)
+    assert _key(f, X, W, n=2) == _key(f, X, W, n=2)
+
+
+def test_shape_dtype_and_weak_type_change_key():
+    f = xc.cached_jit(_affine, static_argnames=("n",))
+    X, W = _args()
+    base = _key(f, X, W)
+    assert _key(f, *_args(n=6)) != base  # padded shape
+    assert _key(f, *_args(dtype=np.float16)) != base  # dtype
+    g = xc.cached_jit(lambda x, s: x * s)
+    xc.register_name(g.fn, "tests.scale")
+    assert _key(g, X, 2.0) != _key(g, X, np.float32(2.0))  # a weakly typed Python scalar
+    assert _key(g, X, (X, X)) != _key(g, X, [X, X])  # pytree structure
+
+
+def test_method_record_and_settings_change_key():
+    """The runner of minimize: the loss, the optimizer, the projection and every static setting."""
+    from jaxdml.losses import lmnn, nca
+    from jaxdml.projections import projection_psd
+    from jaxdml.solvers._driver import _runner, make_optimizer
+
+    lb, adam = make_optimizer("lbfgs"), make_optimizer("adam")
+    base = _runner(nca, lb, None, 100, 2, (), 0)
+    variants = [_runner(lmnn, lb, None, 100, 2, (), 0), _runner(nca, adam, None, 100, 2, (), 0),
+                _runner(nca, lb, projection_psd, 100, 2, (), 0), _runner(nca, lb, None, 101, 2, (), 0),
+                _runner(nca, lb, None, 100, 3, (), 0), _runner(nca, lb, None, 100, 2, (("k", 3),), 0)]
+    keys = {base._function_key()} | {v._function_key() for v in variants}
+    assert len(keys) == 1 + len(variants)
+    assert _runner(nca, make_optimizer("lbfgs"), None, 100, 2, (), 0)._function_key() == base._function_key()
+
+
+def test_foreign_objects_are_not_cached():
+    import optax
+
+    from jaxdml.losses import nca
+    from jaxdml.solvers._driver import _runner
+
+    with pytest.raises(xc.Undescribable):
+        _runner(nca, optax.with_extra_args_support(optax.adam(0.1)), None, 10, 2, (), 0)._function_key()
+    with pytest.raises(xc.Undescribable):
+        xc.describe(lambda x: x)  # a user's function
+    with pytest.raises(xc.Undescribable):
+        xc.describe(object())
+
+
+def test_trace_settings_change_key():
+    """x64, JAX's default matmul precision and jaxdml's own settings read while tracing."""
+    f = xc.cached_jit(_affine, static_argnames=("n",))
+    X, W = _args()
+    base = _key(f, X, W)
+    with jax.enable_x64(True):
+        assert _key(f, X, W) != base
+    with jax.default_matmul_precision("bfloat16"):
+        assert _key(f, X, W) != base
+    with config.memory_budget(1 << 22):
+        assert _key(f, X, W) != base
+    with config.matmul_precision("high"):
+        assert _key(f, X, W) != base
+    assert _key(f, X, W) == base
+
+
+@pytest.mark.parametrize("part", ["jax", "jaxlib", "backend", "cpu", "xla_flags", "source"])
+def test_environment_changes_key(part, monkeypatch):
+    """Versions, backend (platform, device kind and count), CPU features, XLA flags, jaxdml's source."""
+    f = xc.cached_jit(_affine, static_argnames=("n",))
+    X, W = _args()
+    xc._ENV.clear()
+    base = _key(f, X, W)
+    env = list(xc._environment())
+    i = next(i for i, e in enumerate(env) if e[0] == part)
+    env[i] = env[i][:-1] + ("other",)
+    monkeypatch.setitem(xc._ENV, "env", tuple(env))
+    assert _key(f, X, W) != base
+    xc._ENV.clear()
+
+
+def test_xla_flags_and_device_count_enter_environment(monkeypatch):
+    env = dict((e[0], e[1:]) for e in xc._environment())
+    assert env["backend"][3] == jax.device_count() and env["backend"][2] == jax.devices()[0].device_kind
+    monkeypatch.setenv("XLA_FLAGS", "--xla_cpu_enable_fast_math=true")
+    assert dict((e[0], e[1:]) for e in xc._environment())["xla_flags"][0] == "--xla_cpu_enable_fast_math=true"
+
+
+# --------------------------------------------------------------------------- entries and fallbacks
+
+def _entry(folder):
+    files = sorted(p for p in os.listdir(folder) if p.endswith(".jxe"))
+    assert len(files) == 1, files
+    return folder / files[0]
+
+
+def _run_fresh(f, *args):
+    """Call as a new process would: nothing in memory."""
+    xc.clear_memory()
+    return f(*args)
+
+
+def test_store_load_bit_identical(folder):
+    f = xc.cached_jit(_affine, static_argnames=("n",))
+    X, W = _args()
+    plain = jax.jit(_affine)(X, W)
+    s0 = xc.stats()
+    first = _run_fresh(f, X, W)
+    second = _run_fresh(f, X, W)
+    s1 = xc.stats()
+    assert s1["stores"] - s0["stores"] == 1 and s1["hits"] - s0["hits"] == 1
+    for a, b, c in zip(plain, first, second):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(c))
+
+
+def _fallback_then_replaced(f, folder, X, W, expected):
+    s0 = xc.stats()
+    out = _run_fresh(f, X, W)
+    s1 = xc.stats()
+    assert s1["fallbacks"] - s0["fallbacks"] == 1 and s1["stores"] - s0["stores"] == 1
+    np.testing.assert_array_equal(np.asarray(out[1]), expected)
+    out = _run_fresh(f, X, W)  # the entry was replaced by a good one
+    assert xc.stats()["hits"] - s1["hits"] == 1
+    np.testing.assert_array_equal(np.asarray(out[1]), expected)
+
+
+def test_truncated_entry_falls_back(folder):
+    f = xc.cached_jit(_affine, static_argnames=("n",))
+    X, W = _args()
+    expected = np.asarray(_run_fresh(f, X, W)[1])
+    path = _entry(folder)
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    _fallback_then_replaced(f, folder, X, W, expected)
+
+
+def test_corrupt_entry_falls_back(folder):
+    f = xc.cached_jit(_affine, static_argnames=("n",))
+    X, W = _args()
+    expected = np.asarray(_run_fresh(f, X, W)[1])
+    path = _entry(folder)
+    blob = bytearray(path.read_bytes())
+    blob[-100] ^= 0xFF
+    path.write_bytes(bytes(blob))
+    _fallback_then_replaced(f, folder, X, W, expected)
+
+
+def _rewrite(path, change):
+    """Rewrite an entry with a valid header and checksum after ``change(description, payload)``."""
+    blob = path.read_bytes()
+    description, payload, in_tree, out_tree = pickle.loads(blob[xc._HEADER.size:])
+    description, payload = change(description, payload)
+    body = pickle.dumps((description, payload, in_tree, out_tree))
+    path.write_bytes(xc._HEADER.pack(xc._MAGIC, xc._FORMAT, len(body), hashlib.sha256(body).digest()) + body)
+
+
+def test_entry_of_another_jax_version_falls_back(folder):
+    """An entry whose description names another jax version (as after an upgrade with a key
+    collision) is never run."""
+    f = xc.cached_jit(_affine, static_argnames=("n",))
+    X, W = _args()
+    expected = np.asarray(_run_fresh(f, X, W)[1])
+    path = _entry(folder)
+    assert repr(("jax", jax.__version__)).encode() in pickle.loads(path.read_bytes()[xc._HEADER.size:])[0]
+    _rewrite(path, lambda d, p: (d.replace(repr(("jax", jax.__version__)).encode(), b"('jax', '0.0.1')"), p))
+    _fallback_then_replaced(f, folder, X, W, expected)
+
+
+def test_undeserializable_entry_falls_back(folder):
+    f = xc.cached_jit(_affine, static_argnames=("n",))
+    X, W = _args()
+    expected = np.asarray(_run_fresh(f, X, W)[1])
+    _rewrite(_entry(folder), lambda d, p: (d, p[: len(p) // 3]))
+    _fallback_then_replaced(f, folder, X, W, expected)
+
+
+def test_concurrent_writes_never_expose_a_partial_entry(folder):
+    """Writers replacing one entry while readers read it: a reader sees the old or the new entry
+    whole, never a mixture (entries are renamed into place under a lock)."""
+    os.makedirs(folder, exist_ok=True)
+    description = b"description"
+    payloads = [bytes([i]) * (200_000 + 1000 * i) for i in range(8)]
+    bad, done = [], threading.Event()
+
+    def write(i):
+        for _ in range(10):
+            assert xc._write(str(folder), "k", description, payloads[i], None, None)
+
+    def read():
+        while not done.is_set():
+            got = xc._read(str(folder), "k", description)
+            if got == "bad" or (got is not None and got[0] not in payloads):
+                bad.append(got)
+
+    readers = [threading.Thread(target=read) for _ in range(2)]
+    writers = [threading.Thread(target=write, args=(i,)) for i in range(len(payloads))]
+    for t in readers + writers:
+        t.start()
+    for t in writers:
+        t.join()
+    done.set()
+    for t in readers:
+        t.join()
+    assert not bad
+    assert xc._read(str(folder), "k", description)[0] in payloads
+    assert not [p for p in os.listdir(folder) if p.endswith(".part")]
+
+
+def test_size_bound_evicts_least_recently_used(folder):
+    os.makedirs(folder, exist_ok=True)
+    xc._state["max_bytes"] = 250_000
+    for i in range(3):
+        xc._write(str(folder), f"k{i}", b"d", bytes(100_000), None, None)
+        os.utime(folder / f"k{i}.jxe", ns=(10**18 + i, 10**18 + i))
+    assert xc._read(str(folder), "k0", b"d") is None  # the oldest went
+    assert xc._read(str(folder), "k2", b"d") is not None
+
+
+def test_switch_and_opt_out(folder):
+    assert xc.is_enabled()
+    config.set_executable_cache(False)
+    try:
+        assert not xc.is_enabled() and config.get_executable_cache() is False
+    finally:
+        config.set_executable_cache(True)
+    assert xc.is_enabled()
+    with pytest.raises(ValueError):
+        config.set_executable_cache("yes")
+
+
+@pytest.mark.slow
+def test_second_process_loads_bit_identical_fits(tmp_path):
+    """Three fresh processes fit NCA and ITML on iris: without any cache, then twice with an empty
+    cache folder (the second loads the stored executables without tracing); all results are
+    bit-identical."""
+    code = (
+        "import numpy as np, jaxdml\nfrom jaxdml.solvers._driver import trace_count\n"
+        "from jaxdml import _executable_cache as xc\nfrom sklearn.datasets import load_iris\n"
+        "X, y = load_iris(return_X_y=True)\n"
+        "a = jaxdml.NCA(max_iter=20, random_state=0).fit(X, y).components_\n"
+        "b = jaxdml.ITML(random_state=0, max_iter=50).fit(X, y).components_\n"
+        "print(np.concatenate([a.ravel(), b.ravel()]).tobytes().hex(), trace_count(), xc.stats()['hits'])\n"
+    )
+    env = {**os.environ, "JAXDML_CACHE_DIR": str(tmp_path)}
+    outs = []
+    for cache in ("0", "1", "1"):
+        r = subprocess.run([sys.executable, "-c", code], env={**env, "JAXDML_COMPILATION_CACHE": cache},
+                           capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, r.stderr[-2000:]
+        outs.append(r.stdout.split())
+    assert outs[0][0] == outs[1][0] == outs[2][0]
+    assert outs[1][1:] == ["1", "0"]  # the first process with the cache traced NCA's runner once
+    assert outs[2][1:] == ["0", "2"]  # the second traced nothing: both programs were loaded
