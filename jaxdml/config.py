@@ -8,6 +8,8 @@ import functools
 
 import jax
 
+from . import _executable_cache
+
 __all__ = ["set_memory_budget", "get_memory_budget", "memory_budget", "block_elements", "set_matmul_precision",
            "get_matmul_precision", "matmul_precision", "precise", "set_executable_cache", "get_executable_cache"]
 
@@ -106,13 +108,17 @@ def set_executable_cache(on) -> None:
     """
     if on is not None and not isinstance(on, bool):
         raise ValueError(f"set_executable_cache takes True, False or None; got {on!r}.")
-    from . import _executable_cache
-
     _executable_cache.set_enabled(on)
 
 
 def get_executable_cache() -> bool:
     """Whether fits use the executable cache now (see :func:`set_executable_cache`)."""
-    from . import _executable_cache
-
     return _executable_cache.is_enabled()
+
+
+def _traced_settings():
+    """The settings programs read while tracing: part of every executable-cache key."""
+    return ("jaxdml", get_memory_budget(), get_matmul_precision())
+
+
+_executable_cache.add_context(_traced_settings)

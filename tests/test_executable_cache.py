@@ -100,6 +100,26 @@ def test_foreign_objects_are_not_cached():
         xc.describe(object())
 
 
+def _uniform(key, x):
+    return x + jax.random.uniform(key, x.shape, x.dtype)
+
+
+xc.register_name(_uniform, "tests._uniform")
+
+
+def test_typed_prng_keys_are_arguments(folder):
+    """A typed key array (the minibatch loops pass one) is described by its shape and key type, and
+    the loaded program draws what the compiled one draws."""
+    f = xc.cached_jit(_uniform)
+    x = jnp.zeros(4)
+    k0, k1 = jax.random.key(0), jax.random.key(1)
+    assert _key(f, k0, x) == _key(f, k1, x) != _key(f, jax.random.PRNGKey(0), x)  # raw uint32 keys differ
+    first = np.asarray(f(k0, x))
+    xc.clear_memory()  # the next call loads the stored entry
+    np.testing.assert_array_equal(np.asarray(f(k0, x)), first)
+    np.testing.assert_array_equal(first, np.asarray(jax.jit(_uniform)(k0, x)))
+
+
 def test_trace_settings_change_key():
     """x64, JAX's default matmul precision and jaxdml's own settings read while tracing."""
     f = xc.cached_jit(_affine, static_argnames=("n",))

@@ -24,6 +24,8 @@ from .._logging import show_progress
 from .._executable_cache import cached_jit, register_name
 from .._threads import blas_single_threaded
 from ._callbacks import progress, run_with_callback, user_callback
+from ._sharding import data_parallel_objective as _objective
+from ._sharding import make_mesh
 
 __all__ = ["SolverResult", "minimize", "make_optimizer", "make_mesh", "split_hyper", "trace_count", "uses_linesearch",
            # the pieces of the full-batch loop, for loops that compose them (tuning/_multitol.py)
@@ -149,54 +151,6 @@ def all_finite(value, grad):
     """True when the loss value and every gradient entry are finite."""
     leaves = jax.tree_util.tree_leaves(grad)
     return jnp.isfinite(value) & jnp.all(jnp.asarray([jnp.all(jnp.isfinite(g)) for g in leaves]))
-
-
-def make_mesh(devices=None):
-    """A 1-D data-parallel mesh (axis ``"data"``) over ``devices`` (default: all visible)."""
-    from jax.sharding import AxisType
-
-    devices = list(jax.devices() if devices is None else devices)
-    return jax.make_mesh((len(devices),), ("data",), axis_types=(AxisType.Auto,), devices=devices)
-
-
-def _objective(loss_fn, static_kw, mesh, with_candidates: bool):
-    """``obj(params, problem, hyper, anchors, candidates)``: the mean loss over valid anchors.
-
-    Without a mesh the loss is called directly. With a mesh, the anchor rows are split across the
-    devices (``shard_map``); each device evaluates its share against the replicated data and the
-    parameters, and the weighted partial means are combined with ``psum``. Differentiating the
-    whole function gives the all-reduced gradient, so parameters stay replicated.
-    """
-
-    def plain(params, problem, hyper, anchors, candidates):
-        kw = {}
-        if anchors is not None:
-            kw["anchors"] = anchors
-        if with_candidates:
-            kw["candidates"] = candidates
-        return loss_fn(params, problem, **static_kw, **hyper, **kw)
-
-    if mesh is None:
-        return plain
-    from jax.sharding import PartitionSpec as P
-
-    axis = mesh.axis_names[0]
-
-    def local(params, problem, hyper, anchors, candidates):
-        w = jnp.sum(problem.sample_mask[anchors])
-        v = plain(params, problem, hyper, anchors, candidates)
-        total = jax.lax.psum(jnp.where(w > 0, v * w, 0.0), axis)
-        return total / jnp.maximum(jax.lax.psum(w, axis), 1.0)
-
-    cand_spec = P() if with_candidates else None
-    sharded = jax.shard_map(local, mesh=mesh, in_specs=(P(), P(), P(), P(axis), cand_spec), out_specs=P())
-
-    def obj(params, problem, hyper, anchors, candidates):
-        if anchors is None:
-            anchors = jnp.arange(problem.X.shape[0], dtype=jnp.int32)
-        return sharded(params, problem, hyper, anchors, candidates)
-
-    return obj
 
 
 def _norm(tree):
