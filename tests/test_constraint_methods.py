@@ -543,3 +543,22 @@ def test_itml_default_pairs_rule():
         m = jaxdml.fit(X, y, loss="itml", max_iter=1, random_state=0)
     s = m.info["similar"]
     assert np.sum(s == 1) == np.sum(s == 0) == 8 * 81
+
+
+def test_itml_default_gamma_keeps_the_pairs_total_weight():
+    """With the default pairs the slack weight is gamma * min(20 K^2, 500) / n_pairs: a default fit
+    is exactly the fit with those pairs and that gamma given explicitly; gamma itself where the
+    former rule applies (few classes), inf stays inf."""
+    from jaxdml.methods._itml import itml_default_gamma
+
+    assert itml_default_gamma(1.0, 3, 180) == 1.0 and itml_default_gamma(2.0, 26, 2048) == 2.0 * 500 / 2048
+    assert itml_default_gamma(np.inf, 26, 2048) == np.inf
+    rng = np.random.RandomState(0)
+    X, y = rng.normal(size=(1500, 9)), np.arange(1500) % 30
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        m = jaxdml.fit(X, y, loss="itml", max_iter=3, random_state=0)
+        e = jaxdml.fit(X, y, loss="itml", max_iter=3, random_state=0, n_constraints=648, gamma=500 / 648)
+        g1 = jaxdml.fit(X, y, loss="itml", max_iter=3, random_state=0, n_constraints=648, gamma=1.0)
+    np.testing.assert_allclose(m.M, e.M, rtol=1e-12, atol=1e-12)
+    assert not np.allclose(m.M, g1.M, rtol=1e-6)
