@@ -488,3 +488,77 @@ def test_dml_eig_line_search_never_descends():
         f0 = _smoothed_from_values(a, dis, 0.01)
         ft = _smoothed_from_values(a + t * (b - a), dis, 0.01)
         assert 0.0 <= float(t) <= 1.0 and float(ft) >= float(f0)
+
+
+def test_dml_eig_nearest_impostor_pairs_are_the_brute_force_ones(x64):
+    """Each anchor's k nearest other-class rows (all rows searched), each pair once: against a
+    brute-force search; with fewer anchors, a stratified subset of them."""
+    from jaxdml.methods._dml_eig import nearest_impostor_pairs
+
+    rng = np.random.RandomState(0)
+    Z = rng.normal(size=(120, 3))
+    y = np.arange(120) % 4
+    a, b = nearest_impostor_pairs(Z, y, 3, 1000, 0)
+    D = ((Z[:, None] - Z[None]) ** 2).sum(-1)
+    D[y[:, None] == y[None]] = np.inf
+    nn = np.argsort(D, axis=1)[:, :3]
+    want = {(min(i, j), max(i, j)) for i in range(120) for j in nn[i]}
+    assert set(zip(a.tolist(), b.tolist())) == want and len(a) == len(want)
+    a, b = nearest_impostor_pairs(Z, y, 2, 40, 0)
+    anchors = {i for i in range(120) if any((min(i, j), max(i, j)) in set(zip(a.tolist(), b.tolist()))
+                                         for j in np.argsort(D[i])[:2])}
+    assert len(anchors) >= 40 and np.all(y[a] != y[b])
+
+
+def test_dml_eig_above_the_dense_limit_uses_nearest_impostors(monkeypatch, wine_scaled, x64):
+    """Above DENSE_PAIRS_LIMIT rows the dissimilar pairs are the nearest impostors of the whitened
+    rows and X_S is exact (class scatters): the fitted metric meets sum_S d^2 = 1 over all similar
+    pairs, and its hard minimum over those pairs is above the identity's (scaled alike)."""
+    import jaxdml.methods._dml_eig as mod
+
+    X, y = wine_scaled
+    monkeypatch.setattr(mod, "DENSE_PAIRS_LIMIT", 100)
+    m = jaxdml.fit(X, y, loss="dml_eig", max_iter=60, random_state=0)
+    same = (y[:, None] == y[None]) & np.triu(np.ones((len(y), len(y)), bool), 1)
+    V = (X[:, None] - X[None])[same]
+    np.testing.assert_allclose(np.einsum("ij,jk,ik->", V, m.M, V), 1.0, rtol=1e-8)
+    a, b = mod.nearest_impostor_pairs(X, y, mod.DML_EIG_IMPOSTORS, mod.DML_EIG_ANCHORS, 0)
+    I = np.eye(X.shape[1]) / np.einsum("ij,ij->", V, V)
+    dmin = lambda M: np.min(np.einsum("ij,jk,ik->i", X[a] - X[b], M, X[a] - X[b]))  # noqa: E731
+    assert dmin(m.M) > dmin(I)
+
+
+def test_itml_default_pairs_rule():
+    """min(20 K^2, max(500, 8 d^2)) pairs of each kind: 20 K^2 for few classes, the cap grows with
+    d (the entries of M to pin down); a fit from labels uses that many of each kind."""
+    from jaxdml.methods._itml import itml_default_pairs
+
+    assert itml_default_pairs(2, 4) == 80 and itml_default_pairs(3, 100) == 180
+    assert itml_default_pairs(26, 4) == 500 and itml_default_pairs(26, 16) == 2048
+    assert itml_default_pairs(10, 32) == 2000 and itml_default_pairs(40, 32) == 8192
+    rng = np.random.RandomState(0)
+    X, y = rng.normal(size=(1500, 9)), np.arange(1500) % 30
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        m = jaxdml.fit(X, y, loss="itml", max_iter=1, random_state=0)
+    s = m.info["similar"]
+    assert np.sum(s == 1) == np.sum(s == 0) == 8 * 81
+
+
+def test_itml_default_gamma_keeps_the_pairs_total_weight():
+    """With the default pairs the slack weight is gamma * min(20 K^2, 500) / n_pairs: a default fit
+    is exactly the fit with those pairs and that gamma given explicitly; gamma itself where the
+    former rule applies (few classes), inf stays inf."""
+    from jaxdml.methods._itml import itml_default_gamma
+
+    assert itml_default_gamma(1.0, 3, 180) == 1.0 and itml_default_gamma(2.0, 26, 2048) == 2.0 * 500 / 2048
+    assert itml_default_gamma(np.inf, 26, 2048) == np.inf
+    rng = np.random.RandomState(0)
+    X, y = rng.normal(size=(1500, 9)), np.arange(1500) % 30
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        m = jaxdml.fit(X, y, loss="itml", max_iter=3, random_state=0)
+        e = jaxdml.fit(X, y, loss="itml", max_iter=3, random_state=0, n_constraints=648, gamma=500 / 648)
+        g1 = jaxdml.fit(X, y, loss="itml", max_iter=3, random_state=0, n_constraints=648, gamma=1.0)
+    np.testing.assert_allclose(m.M, e.M, rtol=1e-12, atol=1e-12)
+    assert not np.allclose(m.M, g1.M, rtol=1e-6)

@@ -231,6 +231,48 @@ def test_scml_from_triplets_and_objective(iris):
         assert abs(float(scml_objective(jnp.asarray(est.weights_), P, iab, ian, 1e-5)) - est.result_.loss) < 1e-5
 
 
+def test_scml_streamed_objective_equals_the_dense_one(iris):
+    """The solver never forms ``P``: its objective from the pair differences and the bases equals
+    :func:`scml_objective` on the explicit ``P`` (float64, padded pairs, bases and triplets too)."""
+    from jaxdml.losses._scml import _pair_projections, scml_streamed_objective
+    from jaxdml.methods._scml import _padded, _projections, _triplet_pairs, knn_triplets, lda_basis
+
+    X, y = iris
+    T = knn_triplets(X, y, 3, 5)
+    B = lda_basis(X, y, None, np.random.RandomState(0))
+    P, iab, ian = _projections(X, T, B)
+    V, iab2, ian2 = _triplet_pairs(X, T)
+    Vp, Bp, iabp, ianp, mask = _padded(V, B, iab2, ian2)
+    assert Vp.shape[0] > V.shape[0] or Bp.shape[0] > B.shape[0] or mask.size > T.shape[0]
+    w = np.random.RandomState(1).exponential(size=Bp.shape[0])
+    with jax.enable_x64(True):
+        dense = float(scml_objective(jnp.asarray(w[: B.shape[0]]), jnp.asarray(P), jnp.asarray(iab),
+                                     jnp.asarray(ian), 1e-3))
+        streamed = float(scml_streamed_objective(jnp.asarray(w), jnp.asarray(Vp), jnp.asarray(Bp),
+                                                 jnp.asarray(iabp), jnp.asarray(ianp), 1e-3, jnp.asarray(mask)))
+        # padded bases are zero: their weights add only to the L1 term
+        assert streamed == pytest.approx(dense + 1e-3 * w[B.shape[0]:].sum(), rel=1e-12)
+        rows = np.asarray(_pair_projections(jnp.asarray(V), jnp.asarray(B), jnp.arange(7)))
+    np.testing.assert_allclose(rows, P[:7], rtol=1e-12)
+
+
+def test_scml_knn_triplets_cap_is_a_stratified_anchor_subset(iris):
+    """Above the cap the anchors are a class-stratified subset; the neighbours are still the exact
+    k-NN among all rows (the uncapped triplets of those anchors)."""
+    from jaxdml.methods._scml import knn_triplets
+
+    X, y = iris
+    full = knn_triplets(X, y, 2, 3)
+    assert full.shape == (150 * 6, 3)
+    capped = knn_triplets(X, y, 2, 3, max_triplets=6 * 30, random_state=0)
+    assert capped.shape == (180, 3)
+    anchors = np.unique(capped[:, 0])
+    assert anchors.size == 30 and np.all(np.bincount(y[anchors]) == 10)
+    want = full[np.isin(full[:, 0], anchors)]
+    np.testing.assert_array_equal(capped, want)
+    assert np.all(y[capped[:, 0]] == y[capped[:, 1]]) and np.all(y[capped[:, 0]] != y[capped[:, 2]])
+    np.testing.assert_array_equal(knn_triplets(X, y, 2, 3, max_triplets=10**6), full)  # under the cap
+
 def test_scml_errors(iris):
     X, y = iris
     with pytest.raises(ValueError, match="out of range"):

@@ -20,9 +20,10 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+
 from .._executable_cache import cached_jit
 
-__all__ = ["scml_objective", "scml_rda", "SCMLState"]
+__all__ = ["scml_objective", "scml_streamed_objective", "scml_rda", "SCMLState"]
 
 
 def scml_objective(w, P, iab, ian, beta, mask=None):
@@ -45,9 +46,23 @@ class SCMLState(NamedTuple):
     history: jax.Array
 
 
-def _rda_block(carry, P, iab, ian, n_t, beta, gamma, batch_size, block):
+def _pair_projections(V, B, idx):
+    """Rows ``idx`` of the implicit ``P``: ``P[k, i] = (b_i^T v_k)^2`` for the pairs ``k = idx``."""
+    return (V[idx] @ B.T) ** 2
+
+
+def scml_streamed_objective(w, V, B, iab, ian, beta, mask):
+    """:func:`scml_objective` without ``P``: ``P w`` is the squared distance of each pair under
+    ``M = B^T diag(w) B``, ``(V M) . V`` row by row (memory linear in the number of pairs)."""
+    M = (B.T * w) @ B
+    Pw = jnp.sum((V @ M) * V, axis=1)
+    hinge = jnp.maximum(1.0 + Pw[iab] - Pw[ian], 0.0)
+    return jnp.sum(mask * hinge) / jnp.maximum(jnp.sum(mask), 1.0) + beta * jnp.sum(w)
+
+
+def _rda_block(carry, V, B, iab, ian, n_t, beta, gamma, batch_size, block):
     """``block`` steps of regularised dual averaging with AdaGrad scaling (minibatches drawn from the
-    first ``n_t`` triplets, the real ones)."""
+    first ``n_t`` triplets, the real ones; each minibatch's rows of ``P`` computed from ``V`` and ``B``)."""
     t0, gbar, g2, key = carry
     delta = 1e-3
 
@@ -55,7 +70,7 @@ def _rda_block(carry, P, iab, ian, n_t, beta, gamma, batch_size, block):
         t, gbar, g2, key, _ = c
         key, sub = jax.random.split(key)
         idx = jax.random.randint(sub, (batch_size,), 0, n_t)
-        Dt = P[iab[idx]] - P[ian[idx]]  # (batch, n_basis)
+        Dt = _pair_projections(V, B, iab[idx]) - _pair_projections(V, B, ian[idx])  # (batch, n_basis)
         w = _weights(t, gbar, g2, beta, gamma, delta)
         active = (1.0 + Dt @ w) > 0
         g = jnp.sum(jnp.where(active[:, None], Dt, 0.0), axis=0) / batch_size
@@ -74,20 +89,25 @@ def _weights(t, gbar, g2, beta, gamma, delta):
 
 
 @functools.partial(cached_jit, static_argnames=("batch_size", "block", "max_blocks"))
-def scml_rda(P, iab, ian, mask, beta, gamma, tol, key, *, batch_size, block, max_blocks):
+def scml_rda(V, B, iab, ian, mask, beta, gamma, tol, key, *, batch_size, block, max_blocks):
     """Stochastic RDA (Xiao 2010) with AdaGrad (Duchi et al. 2011), as the SCML paper solves it.
 
-    Runs ``block`` minibatch steps at a time; after each block the full objective of the current
-    ``w`` is evaluated and the best of these iterates kept (as metric-learn does: the zero start is
-    not a candidate). Stops (``converged``) when a block improves the best objective by less than
-    ``tol`` relative, once it is below the objective of ``w = 0`` (a plateau of the stochastic
-    trajectory, not a certificate of optimality); else after ``max_blocks``.
+    ``V`` (n_pairs, d): the difference vectors of the distinct pairs of the triplets; ``B``
+    (n_basis, d): the bases; ``iab``/``ian``: each triplet's two pairs; ``mask``: 1 for real
+    triplets. The matrix ``P`` (n_pairs, n_basis) of the module docstring is never formed: a step
+    computes the rows of its minibatch, the full objective uses ``M = B^T diag(w) B``, so memory is
+    ``O((n_pairs + n_basis) d)``. Runs ``block`` minibatch steps at a time; after each block the
+    full objective of the current ``w`` is evaluated and the best of these iterates kept (as
+    metric-learn does: the zero start is not a candidate). Stops (``converged``) when a block
+    improves the best objective by less than ``tol`` relative, once it is below the objective of
+    ``w = 0`` (a plateau of the stochastic trajectory, not a certificate of optimality); else after
+    ``max_blocks``.
     """
-    nb = P.shape[1]
-    dtype = P.dtype
+    nb = B.shape[0]
+    dtype = V.dtype
     zeros = jnp.zeros(nb, dtype)
     n_t = jnp.sum(mask).astype(jnp.int32)
-    f0 = scml_objective(zeros, P, iab, ian, beta, mask)
+    f0 = scml_streamed_objective(zeros, V, B, iab, ian, beta, mask)
     hist = jnp.full((max_blocks + 1,), jnp.nan, dtype).at[0].set(f0)
     # the best iterate is chosen among the iterates the method computed (the zero start is not one: on
     # hard triplets no iterate may beat its objective, and returning w = 0 would be no metric at all)
@@ -99,8 +119,8 @@ def scml_rda(P, iab, ian, mask, beta, gamma, tol, key, *, batch_size, block, max
 
     def body(s):
         carry, w_best, f_best, k, _, hist, f_prev = s
-        carry, w = _rda_block(carry, P, iab, ian, n_t, beta, gamma, batch_size, block)
-        f = scml_objective(w, P, iab, ian, beta, mask)
+        carry, w = _rda_block(carry, V, B, iab, ian, n_t, beta, gamma, batch_size, block)
+        f = scml_streamed_objective(w, V, B, iab, ian, beta, mask)
         better = f < f_best
         gain = (f_best - jnp.minimum(f, f_best)) / jnp.maximum(jnp.abs(f_best), 1e-12)
         done = (k >= 1) & (gain < tol) & (f_best < f0)

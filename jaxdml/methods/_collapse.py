@@ -48,6 +48,14 @@ class MCML(GradientMetricLearner):
     the metric's softmax neighbour distribution (:func:`jaxdml.losses.mcml`), a convex problem
     in the metric ``M``, by Adagrad steps each followed by a projection onto the PSD cone.
 
+    The target collapses each class to one point, so on classes made of several separated
+    clusters the optimum squeezes the directions that separate a class's clusters, whatever N; it
+    is a population optimum that more rows estimate better, not a neighbourhood rule, and the k-NN
+    gain it brings does not grow with N as Euclidean k-NN's does. Measured (synth-d16-c26, 26
+    classes of two clusters each, 3-NN on the same 2 000 held-out rows, defaults): 0.7635 vs
+    Euclidean 0.7990 at 2 000 rows (full batch), 0.8700 vs 0.8980 at 18 000 (minibatch, 1024
+    candidates; 4096 candidates: also 0.8700, so the sampled normaliser is not the cause).
+
     Parameters
     ----------
     n_components : int, default=None

@@ -60,7 +60,8 @@ ESTIMATOR_CONSTRAINTS = {
 }
 #: Largest training set for which LSI / DML-eig use *all* pairs (as (n, n) matrices) by default.
 DENSE_PAIRS_LIMIT = 3000
-#: Pairs of each kind sampled from labels for LSI / DML-eig above that size.
+#: Pairs of each kind sampled from labels for LSI above that size (and for DML-eig with an explicit
+#: ``n_constraints``; its default takes nearest impostors instead, see :mod:`jaxdml.methods._dml_eig`).
 SAMPLED_PAIRS = 50_000
 #: Pairs used to estimate ITML's distance percentiles (all pairs below this many).
 PERCENTILE_PAIRS = 1_000_000

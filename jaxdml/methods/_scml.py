@@ -16,12 +16,19 @@ from .._validation import Interval, Options
 from .._warnings import warn as _warn
 from ..exceptions import ConvergenceWarning
 from ..losses._scml import scml_rda
+from ..solvers._lmnn_active import stratified_subsample
 from ._pairs import warn_not_converged
 from ._record import Method
 from ._index_tuples import TupleMetricLearner, check_index_tuples
 from ._tuple_classifiers import _TripletsClassifierMixin
 
-__all__ = ["SCML", "SCML_METHOD", "knn_triplets", "lda_basis", "triplet_diffs_basis"]
+__all__ = ["SCML", "SCML_METHOD", "SCML_MAX_TRIPLETS", "knn_triplets", "lda_basis", "triplet_diffs_basis"]
+
+#: Most k-NN triplets SCML builds from labels: every row is an anchor up to
+#: ``SCML_MAX_TRIPLETS / (k_genuine * k_impostor)`` rows (33 333 with the defaults), a stratified
+#: subset of anchors above (their neighbours still searched among all rows). The default solver
+#: draws ``max_iter * batch_size = 100 000`` triplets in all, so more would not be visited.
+SCML_MAX_TRIPLETS = 1_000_000
 
 _CONSTRAINTS = {
     "k_genuine": [Interval(numbers.Integral, 1, None)],
@@ -34,9 +41,13 @@ _CONSTRAINTS = {
 }
 
 
-def knn_triplets(X, codes, k_genuine, k_impostor):
-    """``(i, j, l)`` for each row ``i``, its ``k_genuine`` nearest same-class rows ``j`` and its
-    ``k_impostor`` nearest other-class rows ``l`` (Euclidean; all combinations)."""
+def knn_triplets(X, codes, k_genuine, k_impostor, max_triplets=None, random_state=None):
+    """``(i, j, l)`` for each anchor row ``i``, its ``k_genuine`` nearest same-class rows ``j`` and
+    its ``k_impostor`` nearest other-class rows ``l`` (Euclidean, among all rows; all combinations).
+
+    Every row is an anchor while that makes at most ``max_triplets`` triplets (None: no cap);
+    above, a class-stratified random subset of ``max_triplets // (k_genuine * k_impostor)``
+    anchors (:data:`SCML_MAX_TRIPLETS`)."""
     from sklearn.neighbors import NearestNeighbors
 
     counts = np.bincount(codes)
@@ -48,14 +59,22 @@ def knn_triplets(X, codes, k_genuine, k_impostor):
             f"sizes {counts.tolist()}."
         )
     n = X.shape[0]
+    anchors = np.arange(n)
+    if max_triplets is not None and n * kg * ki > max_triplets:
+        anchors = stratified_subsample(codes, max(int(max_triplets) // (kg * ki), 1), random_state,
+                                       min_per_class=1)
+    is_anchor = np.zeros(n, bool)
+    is_anchor[anchors] = True
     gen = np.zeros((n, kg), np.int64)
     imp = np.zeros((n, ki), np.int64)
     for c in np.flatnonzero(counts):
         idx, other = np.flatnonzero(codes == c), np.flatnonzero(codes != c)
-        nn = NearestNeighbors(n_neighbors=kg + 1).fit(X[idx]).kneighbors(X[idx], return_distance=False)
-        gen[idx] = idx[nn[:, 1:]]
-        imp[idx] = other[NearestNeighbors(n_neighbors=ki).fit(X[other]).kneighbors(X[idx], return_distance=False)]
-    i = np.repeat(np.arange(n), kg * ki)
+        q = idx[is_anchor[idx]]
+        nn = NearestNeighbors(n_neighbors=kg + 1).fit(X[idx]).kneighbors(X[q], return_distance=False)
+        gen[q] = idx[nn[:, 1:]]  # the first neighbour is the anchor itself
+        imp[q] = other[NearestNeighbors(n_neighbors=ki).fit(X[other]).kneighbors(X[q], return_distance=False)]
+    gen, imp, n = gen[anchors], imp[anchors], anchors.size
+    i = np.repeat(anchors, kg * ki)
     j = np.repeat(gen, ki, axis=1).ravel()
     l = np.tile(imp, (1, kg)).ravel()
     return np.stack([i, j, l], axis=1)
@@ -126,23 +145,32 @@ def triplet_diffs_basis(X, T, n_basis, rng):
     return np.concatenate(out)[:n_basis]
 
 
-def _projections(X, T, B):
-    """``P`` over the distinct pairs of the triplets and the index of each triplet's two pairs."""
+def _triplet_pairs(X, T):
+    """The difference vectors ``V`` of the distinct pairs of the triplets and the index of each
+    triplet's two pairs (``(a, p)`` and ``(a, n)``)."""
     pairs = np.sort(np.concatenate([T[:, [0, 1]], T[:, [0, 2]]]), axis=1)
     uniq, inv = np.unique(pairs, axis=0, return_inverse=True)
     inv = inv.ravel()
-    P = ((X[uniq[:, 0]] - X[uniq[:, 1]]) @ B.T) ** 2
-    return P, inv[: T.shape[0]], inv[T.shape[0]:]
+    return X[uniq[:, 0]] - X[uniq[:, 1]], inv[: T.shape[0]], inv[T.shape[0]:]
 
 
-def _padded(P, iab, ian):
+def _projections(X, T, B):
+    """``P`` (n_pairs, n_basis) over the distinct pairs of the triplets, ``P[k, i] = (b_i^T v_k)^2``,
+    and the index of each triplet's two pairs: the matrix :func:`jaxdml.losses._scml.scml_objective`
+    reads (the solver never forms it)."""
+    V, iab, ian = _triplet_pairs(X, T)
+    return (V @ B.T) ** 2, iab, ian
+
+
+def _padded(V, B, iab, ian):
     """Pad the pairs, the bases and the triplets to bucket sizes (cross-validation folds of similar
     sizes share one compiled solver); zero bases get zero weight, padded triplets mask 0."""
-    (n_p, n_b), n_t = P.shape, iab.shape[0]
-    P = np.pad(P, ((0, bucket_size(n_p) - n_p), (0, bucket_size(n_b) - n_b)))
+    n_p, n_b, n_t = V.shape[0], B.shape[0], iab.shape[0]
+    V = np.pad(V, ((0, bucket_size(n_p) - n_p), (0, 0)))
+    B = np.pad(B, ((0, bucket_size(n_b) - n_b), (0, 0)))
     pad = bucket_size(n_t) - n_t
     mask = np.r_[np.ones(n_t), np.zeros(pad)]
-    return P, np.r_[iab, np.zeros(pad, iab.dtype)], np.r_[ian, np.zeros(pad, ian.dtype)], mask
+    return V, B, np.r_[iab, np.zeros(pad, iab.dtype)], np.r_[ian, np.zeros(pad, ian.dtype)], mask
 
 
 def _scml(X, codes, n_classes, *, n_components, random_state, max_iter, tol, verbose, k_genuine, k_impostor,
@@ -154,7 +182,7 @@ def _scml(X, codes, n_classes, *, n_components, random_state, max_iter, tol, ver
             raise ValueError("method 'scml' needs class labels y, or triplets=(n, 3) row indices; got neither.")
         if n_classes < 2:
             raise ValueError(f"method 'scml': y has {n_classes} class(es); triplets need at least 2.")
-        T = knn_triplets(X, codes, k_genuine, k_impostor)
+        T = knn_triplets(X, codes, k_genuine, k_impostor, SCML_MAX_TRIPLETS, rng)
     else:
         T = check_index_tuples("scml", X, triplets, 3, "triplets", codes)
     if isinstance(basis, str) and basis == "auto":
@@ -173,8 +201,8 @@ def _scml(X, codes, n_classes, *, n_components, random_state, max_iter, tol, ver
                 from None
         if B.ndim != 2 or B.shape[1] != X.shape[1] or not np.all(np.isfinite(B)):
             raise ValueError(f"SCML: basis must be a finite (n_basis, {X.shape[1]}) array; got shape {B.shape}.")
-    P, iab, ian = _projections(X, T, B)
-    P, iab, ian, mask = _padded(P, iab, ian)
+    V, iab, ian = _triplet_pairs(X, T)
+    V, Bp, iab, ian, mask = _padded(V, B, iab, ian)
     max_iter = 10000 if max_iter is None else int(max_iter)
     if output_iter is None:
         output_iter = min(500, max_iter)
@@ -185,7 +213,8 @@ def _scml(X, codes, n_classes, *, n_components, random_state, max_iter, tol, ver
     block = int(output_iter)
     batch_size = 10 if batch_size in (None, "auto") else int(batch_size)
     dtype = jnp.result_type(float)
-    st = scml_rda(to_device(P, dtype), to_device(iab), to_device(ian), to_device(mask, dtype), float(beta),
+    st = scml_rda(to_device(V, dtype), to_device(Bp, dtype), to_device(iab), to_device(ian), to_device(mask, dtype),
+                  float(beta),
                   float(gamma), tol,
                   jax.random.PRNGKey(int(rng.randint(2**31 - 1))), batch_size=int(batch_size), block=block,
                   max_blocks=max(max_iter // block, 1))
