@@ -121,7 +121,10 @@ def test_compilation_and_application_layer_are_lazy():
     code = ("import sys, jaxdml; heavy = [m for m in sys.modules if m.startswith(('jaxdml.experiments', "
             "'jaxdml.plotting', 'jaxdml.cli', 'matplotlib'))]; assert not heavy, heavy; "
             "assert callable(jaxdml.compilation.enable_compilation_cache); "
-            "assert 'jaxdml.compilation' in sys.modules")
+            "assert 'jaxdml.compilation' in sys.modules; "
+            # the application layer, imported, still leaves matplotlib to the first plot
+            "import jaxdml.plotting, jaxdml.experiments, jaxdml.cli; "
+            "assert 'matplotlib' not in sys.modules, 'matplotlib imported eagerly'")
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
