@@ -51,7 +51,6 @@ def test_reproduce_paper_notebook(tmp_path, headless):
     assert "Euclidean" in out
 
 
-@pytest.mark.slow
 def test_coming_from_pydml_notebook(tmp_path, headless):
     # pyDML's documented examples and the tutorial's figures through jaxdml.pydml only
     pytest.importorskip("pandas")  # pyDML's tune returns DataFrames
