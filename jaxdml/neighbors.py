@@ -61,25 +61,22 @@ def _block_dists(xp, kind, A, B, aq, ar, rows):
     return A[rows]
 
 
-def _allowed(xp, mode, rows, q_lab, r_lab, r_valid, q_ids, r_ids, exclude_self):
-    ok = r_valid[None, :]
-    if mode == "same":
-        ok = ok & (q_lab[rows][:, None] == r_lab[None, :])
-    elif mode == "other":
-        ok = ok & (q_lab[rows][:, None] != r_lab[None, :])
-    if exclude_self:
-        ok = ok & (q_ids[rows][:, None] != r_ids[None, :])
-    return ok
+def _allowed(rows, q_lab, r_lab, r_valid, q_ids, r_ids, other):
+    """Which references each query row may take: valid ones, of the query's label (of another label when
+    ``other``), not the query itself (``q_ids == r_ids``; ``r_ids = -1`` excludes nothing). The mode is
+    data, not a static argument, so one compiled search serves "any", "same" and "other"."""
+    labelled = (q_lab[rows][:, None] == r_lab[None, :]) != other
+    return r_valid[None, :] & labelled & (q_ids[rows][:, None] != r_ids[None, :])
 
 
-@functools.partial(jax.jit, static_argnames=("k", "kind", "mode", "exclude_self", "block"))
-def _search(A, B, aq, ar, q_lab, r_lab, r_valid, q_ids, r_ids, *, k, kind, mode, exclude_self, block):
+@functools.partial(jax.jit, static_argnames=("k", "kind", "block"))
+def _search(A, B, aq, ar, q_lab, r_lab, r_valid, q_ids, r_ids, other, *, k, kind, block):
     """The device path: query rows in blocks of ``block``, the ``k`` smallest of each by ``smallest_k``."""
     nq = A.shape[0]
 
     def one(rows):
         d = _block_dists(jnp, kind, A, B, aq, ar, rows)
-        ok = _allowed(jnp, mode, rows, q_lab, r_lab, r_valid, q_ids, r_ids, exclude_self)
+        ok = _allowed(rows, q_lab, r_lab, r_valid, q_ids, r_ids, other)
         dist, idx = linalg.smallest_k(jnp.where(ok, d, jnp.asarray(jnp.inf, d.dtype)), k)
         return idx, dist  # int32 indices (smallest_k)
 
@@ -89,15 +86,14 @@ def _search(A, B, aq, ar, q_lab, r_lab, r_valid, q_ids, r_ids, *, k, kind, mode,
     return idx.reshape(-1, k)[:nq], dist.reshape(-1, k)[:nq]
 
 
-def _search_host(A, B, aq, ar, q_lab, r_lab, r_valid, q_ids, r_ids, *, k, kind, mode, exclude_self, block):
+def _search_host(A, B, aq, ar, q_lab, r_lab, r_valid, q_ids, r_ids, other, *, k, kind, block):
     """The host path: :func:`_search` in NumPy (float64), the same distances and the same selection."""
     nq = A.shape[0]
     idx, dist = np.empty((nq, k), np.int32), np.empty((nq, k))
     for s in range(0, nq, block):
         rows = np.arange(s, min(s + block, nq))
         d = _block_dists(np, kind, A, B, aq, ar, rows)
-        ok = _allowed(np, mode, rows, q_lab, r_lab, r_valid, q_ids, r_ids, exclude_self)
-        d = np.where(ok, d, np.inf)
+        d = np.where(_allowed(rows, q_lab, r_lab, r_valid, q_ids, r_ids, other), d, np.inf)
         if k <= _HOST_PASSES_MAX_K:
             dist[rows], idx[rows] = linalg.smallest_k(d, k, xp=np)
         else:
@@ -189,24 +185,26 @@ def knn_search(source, k: int, *, kind: str = "points", Y=None, L=None, diag=Non
     ids_q = np.arange(n, dtype=np.int32)
     ids_r = np.arange(m, dtype=np.int32) if exclude_self else np.full(m, -1, np.int32)
     return _run(source, kind, Y, L, diag, ql, rl, np.ones(m, bool), ids_q, ids_r, k=int(k), mode=mode,
-                exclude_self=exclude_self, device=_on_device(n, m, device), block_elements=block_elements)
+                device=_on_device(n, m, device), block_elements=block_elements)
 
 
 def _on_device(n, m, device):
     return max(n, m) > DEVICE_SEARCH_ABOVE if device is None else bool(device)
 
 
-def _run(source, kind, Y, L, diag, ql, rl, r_valid, ids_q, ids_r, *, k, mode, exclude_self, device,
-         block_elements):
-    """One search on the chosen path; ``(idx, sq_dist)`` with -1 / inf for missing slots."""
+def _run(source, kind, Y, L, diag, ql, rl, r_valid, ids_q, ids_r, *, k, mode, device, block_elements):
+    """One search on the chosen path; ``(idx, sq_dist)`` with -1 / inf for missing slots. ``ids_r`` is -1
+    where no reference is to be excluded as the query itself."""
     xp = jnp if device else np
     A, B, aq, ar, n, m = _operands(source, kind, Y, L, diag, xp, jnp.result_type(float))
+    if mode == "any":
+        ql, rl = np.zeros(n, np.int32), np.zeros(m, np.int32)
     block = linalg.tile_rows(linalg.block_size(n, m, block_elements), m)
-    args = (A, B, aq, ar) + tuple(xp.asarray(a) for a in (ql, rl, r_valid, ids_q, ids_r))
+    args = (A, B, aq, ar) + tuple(xp.asarray(a) for a in (ql, rl, r_valid, ids_q, ids_r, mode == "other"))
     if device:
-        idx, dist = _search(*args, k=k, kind=kind, mode=mode, exclude_self=exclude_self, block=block)
+        idx, dist = _search(*args, k=k, kind=kind, block=block)
     else:
-        idx, dist = _search_host(*args, k=k, kind=kind, mode=mode, exclude_self=exclude_self, block=block)
+        idx, dist = _search_host(*args, k=k, kind=kind, block=block)
     idx, dist = np.asarray(idx, np.int32), np.asarray(dist, dtype=np.float64)
     return np.where(np.isfinite(dist), idx, -1), dist
 
@@ -251,7 +249,7 @@ def same_class_neighbors(source, codes, k: int, *, kind: str = "points", L=None,
         sub, diag = _class_input(source, kind, None, pad)
         ids = np.arange(b, dtype=np.int32)
         idx, _ = _run(sub, kind, None, None, diag, ids * 0, ids * 0, ids < nc, ids, ids, k=kc, mode="any",
-                      exclude_self=True, device=on_device, block_elements=block_elements)
+                      device=on_device, block_elements=block_elements)
         out[members, :kc] = members[idx[:nc]]
         mask[members, :kc] = 1.0
     return out, mask
