@@ -73,6 +73,8 @@ def _allowed(rows, q_lab, r_lab, r_valid, q_ids, r_ids, other):
 def _search(A, B, aq, ar, q_lab, r_lab, r_valid, q_ids, r_ids, other, *, k, kind, block):
     """The device path: query rows in blocks of ``block``, the ``k`` smallest of each by ``smallest_k``."""
     nq = A.shape[0]
+    if kind == "points":  # the squared norms inside the program (an eager jnp call compiles its own)
+        aq, ar = jnp.sum(A * A, axis=1), jnp.sum(B * B, axis=1)
 
     def one(rows):
         d = _block_dists(jnp, kind, A, B, aq, ar, rows)
@@ -112,14 +114,16 @@ def _operands(source, kind, Y, L, diag, xp, dtype):
             Lm = conv(L)
             A = A @ Lm.T
             B = A if Y is None else B @ Lm.T
-        aq = xp.sum(A * A, axis=1)
-        return A, B, aq, (aq if Y is None else xp.sum(B * B, axis=1)), A.shape[0], B.shape[0]
+        if xp is not np:  # the device program computes the squared norms
+            return A, B, np.zeros(1), np.zeros(1), A.shape[0], B.shape[0]
+        aq = np.sum(A * A, axis=1)
+        return A, B, aq, (aq if Y is None else np.sum(B * B, axis=1)), A.shape[0], B.shape[0]
     A = conv(source)
+    z = np.zeros(1, np.float64) if xp is np else conv(np.zeros(1))
     if kind == "distances":
-        z = xp.zeros(1, A.dtype)
         return A, z, z, z, A.shape[0], A.shape[1]
     kq, kr = (np.diag(np.asarray(source)), np.diag(np.asarray(source))) if diag is None else diag
-    return A, xp.zeros(1, A.dtype), conv(kq), conv(kr), A.shape[0], A.shape[1]
+    return A, z, conv(kq), conv(kr), A.shape[0], A.shape[1]
 
 
 def _check_input(source, kind, Y, L, diag, mode, labels):
