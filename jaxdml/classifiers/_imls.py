@@ -166,7 +166,9 @@ class IMLS(ClassifierMixin, BaseEstimator):
     def _vote(self, learner, rows):
         Z = np.asarray(learner.transform(self._X), dtype=np.float64)
         Q = np.asarray(learner.transform(rows), dtype=np.float64)
-        return knn_batched(Q[None], Z[None], self._codes, self.classes_.size, min(self.n_neighbors, len(self._X)))[0]
+        # exact ties (repeated feature vectors tie exactly), equal distances in training order
+        return knn_batched(Q[None], Z[None], self._codes, self.classes_.size, min(self.n_neighbors, len(self._X)),
+                           exact_ties=True)[0]
 
     def _groups(self, X):
         check_is_fitted(self, "metric_learner_")
