@@ -15,6 +15,7 @@ import numpy as np
 __all__ = [
     "symmetrize",
     "pairwise_sq_dists",
+    "sq_dists_from_differences",
     "metric_from_components",
     "components_from_metric",
     "sq_mahalanobis",
@@ -76,15 +77,27 @@ def symmetrize(M):
     return 0.5 * (M + jnp.swapaxes(M, -1, -2))
 
 
-def pairwise_sq_dists(A, B=None):
-    """Squared Euclidean distances between the rows of ``A`` (n, d) and ``B`` (m, d).
+def pairwise_sq_dists(A, B=None, xp=jnp):
+    """Squared Euclidean distances between the rows of ``A`` (..., n, d) and ``B`` (..., m, d).
 
-    Uses one matrix product; results are clipped at zero to remove round-off negatives.
+    Uses one matrix product, ``|a|^2 + |b|^2 - 2 a.b`` (leading axes are batch axes); results are
+    clipped at zero to remove round-off negatives. ``xp=numpy`` computes it on host arrays.
     """
     B = A if B is None else B
-    sa = jnp.sum(A * A, axis=-1)
-    sb = jnp.sum(B * B, axis=-1)
-    return jnp.maximum(sa[:, None] + sb[None, :] - 2.0 * A @ B.T, 0.0)
+    sa = xp.sum(A * A, axis=-1)
+    sb = sa if B is A else xp.sum(B * B, axis=-1)
+    return xp.maximum(sa[..., :, None] + sb[..., None, :] - 2.0 * (A @ xp.swapaxes(B, -1, -2)), 0.0)
+
+
+def sq_dists_from_differences(A, B, xp=np):
+    """Squared Euclidean distances ``sum_f (a_f - b_f)^2`` between the rows of ``A`` (..., n, d) and
+    ``B`` (..., m, d), from the differences (memory ``n m d``).
+
+    Slower than :func:`pairwise_sq_dists`, but duplicate rows give exactly equal distances and
+    lattice-valued rows exact ones (``|a|^2 + |b|^2 - 2 a.b`` rounds them apart).
+    """
+    diff = A[..., :, None, :] - B[..., None, :, :]
+    return xp.einsum("...ijk,...ijk->...ij", diff, diff)
 
 
 def metric_from_components(L):

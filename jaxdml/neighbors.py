@@ -1,9 +1,28 @@
-"""Exact nearest-neighbour search under a (learned) metric, blockwise and memory-bounded.
+"""Exact nearest-neighbour search: the one neighbour search of jaxdml.
 
-Query rows are processed in blocks sized by the library memory budget
-(:func:`jaxdml.config.set_memory_budget`): each block computes its distances to every reference
-row with one matrix product and keeps the ``k`` smallest with :func:`jaxdml.linalg.smallest_k`, so memory is
-O(block * N), never O(N^2). Runs on any JAX device.
+Every k-nearest search of the library (target neighbours, impostor candidates, the closed-form
+methods' neighbourhoods, KLMNN's and the ordinal methods' neighbourhoods, IMLS's selection, the
+ordinal k-NN) goes through :func:`knn_search` and its two class-aware forms,
+:func:`same_class_neighbors` and :func:`other_class_neighbors`.
+
+**Inputs.** ``kind="points"``: rows ``X`` and ``Y`` (default ``X``), squared distances
+``|L(x - y)|^2``; ``kind="kernel"``: a kernel matrix ``K`` between queries and references,
+feature-space squared distances ``k(x, x) + k(y, y) - 2 k(x, y)``; ``kind="distances"``: a matrix of
+(squared) distances, used as given. Points and kernels give ``max(., 0)`` of the GEMM form
+``|a|^2 + |b|^2 - 2 a.b`` (``K_qq + K_rr - 2 K_qr``), evaluated in the same order on both paths.
+
+**Paths.** Up to :data:`DEVICE_SEARCH_ABOVE` query and reference rows the search runs in NumPy
+(float64, nothing compiled); above, blockwise on the JAX device (JAX's default float, under jaxdml's
+matmul precision): query rows in blocks sized by the memory budget
+(:func:`jaxdml.config.set_memory_budget`), so memory is O(block * N), never O(N^2). ``device=True`` /
+``False`` forces a path.
+
+**Tie rule.** Neighbours come in increasing distance, equal distances in increasing reference index
+(the order of ``np.argsort(d, kind="stable")``). Both paths select with :func:`jaxdml.linalg.smallest_k`
+(k masked ``argmin`` passes, or ``lax.top_k``, both lowest index first), so where the two paths compute
+equal distances (e.g. integer-valued rows in float64) they return identical indices. Class-aware searches
+restrict the references to a class (or its complement) kept in index order, so the rule holds in the
+original indices.
 """
 
 from __future__ import annotations
@@ -16,105 +35,211 @@ import numpy as np
 
 from . import linalg
 from ._padding import bucket_size
+from ._runtime import to_device
 from .config import precise
 
-__all__ = ["knn_search", "same_class_neighbors", "other_class_neighbors", "active_impostors", "impostor_candidates"]
+__all__ = ["knn_search", "same_class_neighbors", "other_class_neighbors", "active_impostors",
+           "impostors_within", "DEVICE_SEARCH_ABOVE", "KINDS"]
+
+#: above this many query or reference rows a search runs blockwise on the JAX device; up to it NumPy
+#: answers without compiling anything
+DEVICE_SEARCH_ABOVE = 5000
+
+#: what a search can start from
+KINDS = ("points", "kernel", "distances")
+
+#: up to this k the host selection is k masked argmin passes (linalg.smallest_k); above, a stable sort
+_HOST_PASSES_MAX_K = 32
 
 
-@functools.partial(jax.jit, static_argnames=("k", "mode", "exclude_self", "block"))
-def _search(Q, R, q_lab, r_lab, r_valid, q_ids, r_ids, *, k, mode, exclude_self, block):
-    nq = Q.shape[0]
-    sr = jnp.sum(R * R, axis=1)
-    big = jnp.asarray(jnp.inf, Q.dtype)
+def _block_dists(xp, kind, A, B, aq, ar, rows):
+    """Squared distances of the query rows ``rows`` to every reference (``xp``: NumPy or jax.numpy)."""
+    if kind == "points":
+        return xp.maximum(aq[rows][:, None] + ar[None, :] - 2.0 * A[rows] @ B.T, 0.0)
+    if kind == "kernel":
+        return xp.maximum(aq[rows][:, None] + ar[None, :] - 2.0 * A[rows], 0.0)
+    return A[rows]
 
-    def one(rows, valid):
-        q = Q[rows]
-        d = jnp.maximum(jnp.sum(q * q, axis=1)[:, None] + sr[None, :] - 2.0 * q @ R.T, 0.0)
-        ok = r_valid[None, :]
-        if mode == "same":
-            ok = ok & (q_lab[rows][:, None] == r_lab[None, :])
-        elif mode == "other":
-            ok = ok & (q_lab[rows][:, None] != r_lab[None, :])
-        if exclude_self:
-            ok = ok & (q_ids[rows][:, None] != r_ids[None, :])
-        d = jnp.where(ok, d, big)
-        dist, idx = linalg.smallest_k(d, k)
+
+def _allowed(rows, q_lab, r_lab, r_valid, q_ids, r_ids, other):
+    """Which references each query row may take: valid ones, of the query's label (of another label when
+    ``other``), not the query itself (``q_ids == r_ids``; ``r_ids = -1`` excludes nothing). The mode is
+    data, not a static argument, so one compiled search serves "any", "same" and "other"."""
+    labelled = (q_lab[rows][:, None] == r_lab[None, :]) != other
+    return r_valid[None, :] & labelled & (q_ids[rows][:, None] != r_ids[None, :])
+
+
+@functools.partial(jax.jit, static_argnames=("k", "kind", "block"))
+def _search(A, B, aq, ar, q_lab, r_lab, r_valid, q_ids, r_ids, other, *, k, kind, block):
+    """The device path: query rows in blocks of ``block``, the ``k`` smallest of each by ``smallest_k``."""
+    nq = A.shape[0]
+    if kind == "points":  # the squared norms inside the program (an eager jnp call compiles its own)
+        aq, ar = jnp.sum(A * A, axis=1), jnp.sum(B * B, axis=1)
+
+    def one(rows):
+        d = _block_dists(jnp, kind, A, B, aq, ar, rows)
+        ok = _allowed(rows, q_lab, r_lab, r_valid, q_ids, r_ids, other)
+        dist, idx = linalg.smallest_k(jnp.where(ok, d, jnp.asarray(jnp.inf, d.dtype)), k)
         return idx, dist  # int32 indices (smallest_k)
 
     n_blocks = -(-nq // block)
-    pos = jnp.arange(n_blocks * block, dtype=jnp.int32)
-    rows = jnp.minimum(pos, nq - 1).reshape(n_blocks, block)
-    idx, dist = jax.lax.map(lambda r: one(r, None), rows)
+    rows = jnp.minimum(jnp.arange(n_blocks * block, dtype=jnp.int32), nq - 1).reshape(n_blocks, block)
+    idx, dist = jax.lax.map(one, rows)
     return idx.reshape(-1, k)[:nq], dist.reshape(-1, k)[:nq]
 
 
-@precise
-def knn_search(X, k: int, *, Y=None, L=None, labels=None, y_labels=None, mode: str = "any",
-               exclude_self: bool | None = None, block_elements: int | None = None):
-    """The ``k`` nearest rows of ``Y`` (default ``X``) for every row of ``X``.
+def _search_host(A, B, aq, ar, q_lab, r_lab, r_valid, q_ids, r_ids, other, *, k, kind, block):
+    """The host path: :func:`_search` in NumPy (float64), the same distances and the same selection."""
+    nq = A.shape[0]
+    idx, dist = np.empty((nq, k), np.int32), np.empty((nq, k))
+    for s in range(0, nq, block):
+        rows = np.arange(s, min(s + block, nq))
+        d = _block_dists(np, kind, A, B, aq, ar, rows)
+        d = np.where(_allowed(rows, q_lab, r_lab, r_valid, q_ids, r_ids, other), d, np.inf)
+        if k <= _HOST_PASSES_MAX_K:
+            dist[rows], idx[rows] = linalg.smallest_k(d, k, xp=np)
+        else:
+            order = np.argsort(d, axis=1, kind="stable")[:, :k]
+            idx[rows], dist[rows] = order, np.take_along_axis(d, order, axis=1)
+    return idx, dist
 
-    Parameters
-    ----------
-    X : (n, d) queries. Y : (m, d) references (default: X).
-    k : number of neighbours.
-    L : (d', d) optional linear map; distances are ``|L(x - y)|^2``.
-    labels, y_labels : labels of X and Y (needed for ``mode`` "same" / "other").
-    mode : "any", "same" (same label only) or "other" (different label only).
-    exclude_self : skip the query itself (default: True when ``Y`` is X).
-    block_elements : pairwise entries per block (default: from the memory budget).
 
-    Returns
-    -------
-    idx : (n, k) int array of row indices into Y, nearest first. Slots without a valid
-        neighbour (too few candidates) hold -1.
-    sq_dist : (n, k) squared distances (inf for missing slots).
-    """
-    X = np.asarray(X)
-    same_ref = Y is None
-    Y = X if same_ref else np.asarray(Y)
-    if exclude_self is None:
-        exclude_self = same_ref
+def _operands(source, kind, Y, L, diag, xp, dtype):
+    """``(A, B, aq, ar, n, m)`` of :func:`_block_dists` for a search input (``xp``/``dtype``: where it runs)."""
+    conv = (lambda a: np.asarray(a, np.float64)) if xp is np else (lambda a: to_device(np.asarray(a), dtype))
+    if kind == "points":
+        A = conv(source)
+        B = A if Y is None else conv(Y)
+        if L is not None:
+            Lm = conv(L)
+            A = A @ Lm.T
+            B = A if Y is None else B @ Lm.T
+        if xp is not np:  # the device program computes the squared norms
+            return A, B, np.zeros(1), np.zeros(1), A.shape[0], B.shape[0]
+        aq = np.sum(A * A, axis=1)
+        return A, B, aq, (aq if Y is None else np.sum(B * B, axis=1)), A.shape[0], B.shape[0]
+    A = conv(source)
+    z = np.zeros(1, np.float64) if xp is np else conv(np.zeros(1))
+    if kind == "distances":
+        return A, z, z, z, A.shape[0], A.shape[1]
+    kq, kr = (np.diag(np.asarray(source)), np.diag(np.asarray(source))) if diag is None else diag
+    return A, z, conv(kq), conv(kr), A.shape[0], A.shape[1]
+
+
+def _check_input(source, kind, Y, L, diag, mode, labels):
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}; got {kind!r}.")
     if mode not in ("any", "same", "other"):
         raise ValueError(f"mode must be 'any', 'same' or 'other'; got {mode!r}.")
     if mode != "any" and labels is None:
         raise ValueError("labels are needed for mode='same' or 'other'.")
-    n, m = X.shape[0], Y.shape[0]
-    if k < 1 or k > m:
-        raise ValueError(f"k={k} must be between 1 and the number of reference rows ({m}).")
-    dtype = jnp.result_type(float)
-    Q = jnp.asarray(X, dtype)
-    R = jnp.asarray(Y, dtype)
-    if L is not None:
-        Lj = jnp.asarray(L, dtype)
-        Q, R = Q @ Lj.T, R @ Lj.T
-    if labels is None:
-        ql, rl = jnp.zeros(n, jnp.int32), jnp.zeros(m, jnp.int32)
-    else:
-        yl = np.asarray(labels) if (same_ref or y_labels is None) else np.asarray(y_labels)
-        codes = np.unique(np.concatenate([np.asarray(labels), yl]), return_inverse=True)[1].astype(np.int32)
-        ql, rl = jnp.asarray(codes[:n]), jnp.asarray(codes[n:])
-    ids_q = jnp.arange(n, dtype=jnp.int32)
-    ids_r = jnp.arange(m, dtype=jnp.int32) if same_ref else jnp.full(m, -1, jnp.int32)
-    block = linalg.tile_rows(linalg.block_size(n, m, block_elements), m)
-    idx, dist = _search(Q, R, ql, rl, jnp.ones(m, bool), ids_q, ids_r, k=int(k), mode=mode,
-                        exclude_self=bool(exclude_self), block=block)
-    idx, dist = np.asarray(idx), np.asarray(dist, dtype=np.float64)
-    idx = np.where(np.isfinite(dist), idx, -1)
-    return idx, dist
+    shape = np.shape(source)
+    if len(shape) != 2:
+        raise ValueError(f"the search input must be a 2-D array; got shape {shape}.")
+    if kind != "points":
+        if Y is not None or L is not None:
+            raise ValueError(f"Y and L apply to kind='points' only (kind={kind!r}).")
+        if kind == "kernel" and diag is None and shape[0] != shape[1]:
+            raise ValueError("a rectangular kernel matrix needs diag=(k(x, x) of the queries, k(y, y) of the "
+                             "references).")
+    return shape[0], (shape[1] if kind != "points" else (shape[0] if Y is None else np.shape(Y)[0]))
 
 
 @precise
-def same_class_neighbors(X, codes, k: int, *, L=None, block_elements=None):
+def knn_search(source, k: int, *, kind: str = "points", Y=None, L=None, diag=None, labels=None, y_labels=None,
+               mode: str = "any", exclude_self: bool | None = None, device: bool | None = None,
+               block_elements: int | None = None):
+    """The ``k`` nearest references of every query row, nearest first, ties by lowest index.
+
+    Parameters
+    ----------
+    source : (n, d) query points (``kind="points"``), (n, m) kernel matrix between queries and
+        references (``"kernel"``) or (n, m) matrix of (squared) distances (``"distances"``).
+    k : number of neighbours (at most the number of references).
+    kind : {"points", "kernel", "distances"}, see the module docstring.
+    Y : (m, d) reference points (``kind="points"``; default: the queries).
+    L : (d', d) optional linear map (``kind="points"``); distances are ``|L(x - y)|^2``.
+    diag : ``(k(x, x) of the queries, k(y, y) of the references)`` for ``kind="kernel"`` (default: the
+        diagonal of a square ``source``, whose rows and columns are then the same samples).
+    labels, y_labels : labels of the queries and of the references (default ``labels`` when the
+        references are the queries); needed for ``mode`` "same" / "other".
+    mode : "any", "same" (same label only) or "other" (different label only).
+    exclude_self : skip reference ``i`` for query ``i`` (default: True when the references are the
+        queries, i.e. ``Y`` is None for points, a square matrix otherwise).
+    device : None (by size: the device above :data:`DEVICE_SEARCH_ABOVE` rows), True or False.
+    block_elements : pairwise entries per block (default: from the memory budget).
+
+    Returns
+    -------
+    idx : (n, k) int32 reference rows, nearest first (equal distances: lowest index first); slots
+        without a valid neighbour (too few candidates) hold -1.
+    sq_dist : (n, k) float64 squared distances (inf for missing slots).
+    """
+    n, m = _check_input(source, kind, Y, L, diag, mode, labels)
+    same_ref = Y is None if kind == "points" else n == m
+    exclude_self = same_ref if exclude_self is None else bool(exclude_self)
+    if k < 1 or k > m:
+        raise ValueError(f"k={k} must be between 1 and the number of reference rows ({m}).")
+    if labels is None:
+        ql, rl = np.zeros(n, np.int32), np.zeros(m, np.int32)
+    else:
+        yl = np.asarray(labels) if y_labels is None else np.asarray(y_labels)  # default: the queries' labels
+        codes = np.unique(np.concatenate([np.asarray(labels), yl]), return_inverse=True)[1].astype(np.int32)
+        ql, rl = codes[:n], codes[n:]
+    ids_q = np.arange(n, dtype=np.int32)
+    ids_r = np.arange(m, dtype=np.int32) if exclude_self else np.full(m, -1, np.int32)
+    return _run(source, kind, Y, L, diag, ql, rl, np.ones(m, bool), ids_q, ids_r, k=int(k), mode=mode,
+                device=_on_device(n, m, device), block_elements=block_elements)
+
+
+def _on_device(n, m, device):
+    return max(n, m) > DEVICE_SEARCH_ABOVE if device is None else bool(device)
+
+
+def _run(source, kind, Y, L, diag, ql, rl, r_valid, ids_q, ids_r, *, k, mode, device, block_elements):
+    """One search on the chosen path; ``(idx, sq_dist)`` with -1 / inf for missing slots. ``ids_r`` is -1
+    where no reference is to be excluded as the query itself."""
+    xp = jnp if device else np
+    A, B, aq, ar, n, m = _operands(source, kind, Y, L, diag, xp, jnp.result_type(float))
+    if mode == "any":
+        ql, rl = np.zeros(n, np.int32), np.zeros(m, np.int32)
+    block = linalg.tile_rows(linalg.block_size(n, m, block_elements), m)
+    args = (A, B, aq, ar) + tuple(xp.asarray(a) for a in (ql, rl, r_valid, ids_q, ids_r, mode == "other"))
+    if device:
+        idx, dist = _search(*args, k=k, kind=kind, block=block)
+    else:
+        idx, dist = _search_host(*args, k=k, kind=kind, block=block)
+    idx, dist = np.asarray(idx, np.int32), np.asarray(dist, dtype=np.float64)
+    return np.where(np.isfinite(dist), idx, -1), dist
+
+
+def _class_input(source, kind, L, members):
+    """The search input restricted to the rows (and, for matrices, columns) ``members``."""
+    if kind == "points":
+        return np.asarray(source)[members], None
+    S = np.asarray(source)
+    if kind == "kernel":
+        d = np.diag(S)[members]
+        return S[np.ix_(members, members)], (d, d)
+    return S[np.ix_(members, members)], None
+
+
+@precise
+def same_class_neighbors(source, codes, k: int, *, kind: str = "points", L=None, device: bool | None = None,
+                         block_elements=None):
     """``k`` nearest same-class rows of every row (self excluded), searched class by class.
 
-    Work is ``sum_c n_c^2 d`` rather than ``n^2 d``; class subsets are padded to bucket sizes so
-    that similar-sized classes share one compiled search. Returns ``(idx, mask)`` of shape (n, k);
-    classes with ``n_c <= k`` fill their extra slots with the row itself and mask 0.
+    ``source``/``kind``/``L``/``device`` as in :func:`knn_search` (a kernel or distance matrix is
+    square over the samples). Work is ``sum_c n_c^2 d`` rather than ``n^2 d``; on the device class
+    subsets are padded to bucket sizes so that similar-sized classes share one compiled search.
+    Returns ``(idx, mask)`` of shape (n, k); classes with ``n_c <= k`` fill their extra slots with the
+    row itself and mask 0.
     """
-    X = np.asarray(X)
-    n = X.shape[0]
-    dtype = jnp.result_type(float)
-    Z = jnp.asarray(X, dtype) if L is None else jnp.asarray(X, dtype) @ jnp.asarray(L, dtype).T
+    codes = np.asarray(codes)
+    n = codes.shape[0]
+    on_device = _on_device(n, n, device)
+    if kind == "points" and L is not None:
+        source, L = np.asarray(source, np.float64) @ np.asarray(L, np.float64).T, None
     out = np.tile(np.arange(n, dtype=np.int32)[:, None], (1, k))
     mask = np.zeros((n, k), np.float32)
     for c in np.unique(codes):
@@ -123,31 +248,33 @@ def same_class_neighbors(X, codes, k: int, *, L=None, block_elements=None):
         kc = min(k, nc - 1)
         if kc <= 0:
             continue
-        b = bucket_size(nc)
+        b = bucket_size(nc) if on_device else nc
         pad = np.concatenate([members, np.full(b - nc, members[0])])
-        Zc = Z[jnp.asarray(pad)]
-        valid = jnp.asarray(np.arange(b) < nc)
-        ids = jnp.arange(b, dtype=jnp.int32)
-        block = linalg.tile_rows(linalg.block_size(b, b, block_elements), b)
-        idx, _ = _search(Zc, Zc, ids * 0, ids * 0, valid, ids, ids, k=kc, mode="any",
-                         exclude_self=True, block=block)
-        out[members, :kc] = members[np.asarray(idx)[:nc]]
+        sub, diag = _class_input(source, kind, None, pad)
+        ids = np.arange(b, dtype=np.int32)
+        idx, _ = _run(sub, kind, None, None, diag, ids * 0, ids * 0, ids < nc, ids, ids, k=kc, mode="any",
+                      device=on_device, block_elements=block_elements)
+        out[members, :kc] = members[idx[:nc]]
         mask[members, :kc] = 1.0
     return out, mask
 
 
 @precise
-def other_class_neighbors(X, codes, m: int, *, L=None, block_elements=None):
+def other_class_neighbors(source, codes, m: int, *, kind: str = "points", L=None, device: bool | None = None,
+                          block_elements=None):
     """``m`` nearest differently-labelled rows of every row (impostor candidates).
 
-    Returns ``(idx, mask)`` of shape (n, m); mask 0 where fewer candidates exist.
+    ``source``/``kind``/``L``/``device`` as in :func:`knn_search` (a kernel or distance matrix is
+    square over the samples). Returns ``(idx, mask)`` of shape (n, m); the slots beyond the rows of
+    other classes point at the row itself with mask 0.
     """
-    idx, dist = knn_search(X, min(m, X.shape[0]), L=L, labels=np.asarray(codes), mode="other",
-                           block_elements=block_elements)
+    n = np.shape(source)[0]
+    idx, _ = knn_search(source, min(m, n), kind=kind, L=L, labels=np.asarray(codes), mode="other",
+                        device=device, block_elements=block_elements)
     ok = idx >= 0
-    idx = np.where(ok, idx, np.arange(X.shape[0])[:, None]).astype(np.int32)
+    idx = np.where(ok, idx, np.arange(n)[:, None]).astype(np.int32)
     if idx.shape[1] < m:
-        extra = np.tile(np.arange(X.shape[0], dtype=np.int32)[:, None], (1, m - idx.shape[1]))
+        extra = np.tile(np.arange(n, dtype=np.int32)[:, None], (1, m - idx.shape[1]))
         idx = np.concatenate([idx, extra], axis=1)
         ok = np.concatenate([ok, np.zeros_like(extra, bool)], axis=1)
     return idx, ok.astype(np.float32)
@@ -247,7 +374,7 @@ def _unpack(packed, rows, r0):
 
 
 @precise
-def impostor_candidates(Z, codes, valid, radius, *, ref_range=None, anchors=None, block_elements: int | None = None):
+def impostors_within(Z, codes, valid, radius, *, ref_range=None, anchors=None, block_elements: int | None = None):
     """Every differently-labelled pair ``(i, l)`` with ``|z_i - z_l|^2 < radius[i]``, exactly, with
     ``l`` restricted to the reference rows ``ref_range = (r0, r1)`` (default: all rows).
 

@@ -14,9 +14,9 @@ from typing import NamedTuple, Optional
 import jax
 import jax.numpy as jnp
 import numpy as np
-from sklearn.neighbors import NearestNeighbors
 
 from ._padding import bucket_size
+from .neighbors import other_class_neighbors, same_class_neighbors
 from ._validation import check_data, encode_labels
 from ._warnings import warn as _warn
 
@@ -97,37 +97,16 @@ def _float_dtype():
     return jnp.result_type(float)
 
 
-#: above this many samples, neighbour searches run blockwise on the JAX device
-#: (:mod:`jaxdml.neighbors`); below it scikit-learn's search avoids any compilation.
-DEVICE_SEARCH_ABOVE = 5000
-
-
 def target_neighbors(X: np.ndarray, codes: np.ndarray, k: int, *, warn: bool = True):
     """The ``k`` nearest same-class neighbours of every row (Euclidean, self excluded).
 
     Returns ``(targets, mask)`` of shape ``(n, k)``; a class with ``n_c <= k`` samples gives its
     members ``n_c - 1`` targets and the remaining slots point at the row itself with mask 0.
-    The search is exact and memory-bounded (scikit-learn's for small data, a blockwise JAX
-    search class by class above ``DEVICE_SEARCH_ABOVE`` samples).
+    The search is :func:`jaxdml.neighbors.same_class_neighbors` (exact, memory-bounded, on the host
+    or, above :data:`jaxdml.neighbors.DEVICE_SEARCH_ABOVE` rows, on the device; ties by lowest index).
     """
-    n = X.shape[0]
     small = [(int(c), int(np.sum(codes == c))) for c in np.unique(codes) if np.sum(codes == c) - 1 < k]
-    if n > DEVICE_SEARCH_ABOVE:
-        from .neighbors import same_class_neighbors
-
-        targets, mask = same_class_neighbors(X, codes, k)
-    else:
-        targets = np.tile(np.arange(n, dtype=np.int32)[:, None], (1, k))
-        mask = np.zeros((n, k), dtype=np.float32)
-        for c in np.unique(codes):
-            idx = np.flatnonzero(codes == c)
-            kc = min(k, idx.size - 1)
-            if kc <= 0:
-                continue
-            nn = NearestNeighbors(n_neighbors=kc).fit(X[idx])
-            _, nbr = nn.kneighbors()  # the query point itself is excluded
-            targets[idx, :kc] = idx[nbr]
-            mask[idx, :kc] = 1.0
+    targets, mask = same_class_neighbors(X, codes, k)
     if small and warn:
         _warn(
             f"{len(small)} class(es) have too few samples for n_neighbors={k} target neighbours "
@@ -140,27 +119,10 @@ def target_neighbors(X: np.ndarray, codes: np.ndarray, k: int, *, warn: bool = T
 def impostor_candidates(X: np.ndarray, codes: np.ndarray, m: int, L: np.ndarray | None = None):
     """The ``m`` nearest differently-labelled rows of every row, under ``L`` (default identity).
 
-    Returns ``(impostors, mask)`` of shape ``(n, m)``.
+    Returns ``(impostors, mask)`` of shape ``(n, m)``
+    (:func:`jaxdml.neighbors.other_class_neighbors`).
     """
-    n = X.shape[0]
-    if n > DEVICE_SEARCH_ABOVE:
-        from .neighbors import other_class_neighbors
-
-        return other_class_neighbors(X, codes, m, L=L)
-    Z = X if L is None else X @ np.asarray(L, dtype=X.dtype).T
-    out = np.tile(np.arange(n, dtype=np.int32)[:, None], (1, m))
-    mask = np.zeros((n, m), dtype=np.float32)
-    for c in np.unique(codes):
-        inside = np.flatnonzero(codes == c)
-        outside = np.flatnonzero(codes != c)
-        mc = min(m, outside.size)
-        if mc == 0:
-            continue
-        nn = NearestNeighbors(n_neighbors=mc).fit(Z[outside])
-        _, nbr = nn.kneighbors(Z[inside])
-        out[inside, :mc] = outside[nbr]
-        mask[inside, :mc] = 1.0
-    return out, mask
+    return other_class_neighbors(X, codes, m, L=L)
 
 
 def class_centroids(X: np.ndarray, codes: np.ndarray, n_classes: int, n_centroids: int, random_state=None):

@@ -224,9 +224,9 @@ def test_entry_points_trace_their_products_at_the_configured_precision(rng, monk
     monkeypatch.setattr(nb, "_search", lambda *a, **k: seen.append(jax.config.jax_default_matmul_precision) or real(*a, **k))
     X, y = _data(rng, 60)
     with jax.default_matmul_precision("tensorfloat32"):  # a caller's context does not lower it
-        knn_search(X, 2)
+        knn_search(X, 2, device=True)
         with config.matmul_precision("high"):
-            knn_search(X, 2)
+            knn_search(X, 2, device=True)
     assert seen == ["highest", "high"]
     with pytest.raises(ValueError, match="matmul precision"):
         config.set_matmul_precision("tf32")

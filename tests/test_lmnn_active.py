@@ -154,7 +154,7 @@ def _brute_pairs(Z, y, valid, radius, r0=0, r1=None):
 
 def test_packed_chunked_search_equals_brute_force(rng, x64, monkeypatch):
     from jaxdml import linalg
-    from jaxdml.neighbors import impostor_candidates
+    from jaxdml.neighbors import impostors_within
 
     monkeypatch.setattr(linalg, "CACHE_TILE_ELEMENTS", 1000)
 
@@ -166,12 +166,12 @@ def test_packed_chunked_search_equals_brute_force(rng, x64, monkeypatch):
     for r0, r1 in ((0, n), (0, 64), (61, 203), (100, 101), (50, 50)):
         # 16-row blocks, and whole-range blocks cut into 16-row cache tiles (a small tile forced here)
         for budget in (n * 16, n * n):
-            a, l = impostor_candidates(Z, y, valid, radius, ref_range=(r0, r1), block_elements=budget)
+            a, l = impostors_within(Z, y, valid, radius, ref_range=(r0, r1), block_elements=budget)
             ra, rl = _brute_pairs(Z, y, valid, radius, r0, r1)
             np.testing.assert_array_equal(a, ra)
             np.testing.assert_array_equal(l, rl)
     with pytest.raises(ValueError, match="ref_range"):
-        impostor_candidates(Z, y, valid, radius, ref_range=(5, n + 1))
+        impostors_within(Z, y, valid, radius, ref_range=(5, n + 1))
 
 
 def test_generalized_extremes_match_scipy(rng):

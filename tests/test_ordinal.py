@@ -14,7 +14,10 @@ from jax.test_util import check_grads
 import jaxdml
 from jaxdml.exceptions import ConvergenceWarning
 from jaxdml.losses import cmoml, odml, ordered_chains
-from jaxdml.methods._ordinal import _problem, _sq_dists, nearest_neighbourhoods, odml_neighbourhoods
+from jaxdml.linalg import pairwise_sq_dists
+from jaxdml.methods._ordinal import _problem, nearest_neighbourhoods, odml_neighbourhoods
+
+_sq_dists = functools.partial(pairwise_sq_dists, xp=np)  # the squared distances the exact path searches
 
 
 def _graded(rng, n=60, noise=3):

@@ -6,11 +6,12 @@ import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
-from sklearn.neighbors import KNeighborsClassifier
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import Interval, check_params
+from ..neighbors import knn_search
+from ._multidml import knn_batched
 
 __all__ = ["IMLS"]
 
@@ -137,13 +138,11 @@ class IMLS(ClassifierMixin, BaseEstimator):
         """Indices of the ``n_selected`` nearest training samples of each class to every row of ``rows``."""
         Z = np.asarray(learner.transform(self._X), dtype=np.float64)
         Q = np.asarray(learner.transform(rows), dtype=np.float64)
-        d2 = np.sum(Q * Q, 1)[:, None] + np.sum(Z * Z, 1)[None, :] - 2.0 * Q @ Z.T
         chosen = []
         for c in range(self.classes_.size):
             idx = np.flatnonzero(self._codes == c)
-            k = min(self.n_selected, idx.size)
-            part = np.argpartition(d2[:, idx], k - 1, axis=1)[:, :k] if k < idx.size else np.tile(np.arange(k), (len(rows), 1))
-            chosen.append(idx[part].ravel())
+            near, _ = knn_search(Q, min(self.n_selected, idx.size), Y=Z[idx])
+            chosen.append(idx[near].ravel())
         return np.unique(np.concatenate(chosen))
 
     def _iterate(self, rows):
@@ -165,11 +164,11 @@ class IMLS(ClassifierMixin, BaseEstimator):
         return learner, sel, n_iter
 
     def _vote(self, learner, rows):
-        knn = KNeighborsClassifier(min(self.n_neighbors, len(self._X)))
-        knn.fit(np.asarray(learner.transform(self._X), dtype=np.float64), self._codes)
-        proba = np.zeros((len(rows), self.classes_.size))
-        proba[:, knn.classes_] = knn.predict_proba(np.asarray(learner.transform(rows), dtype=np.float64))
-        return proba
+        Z = np.asarray(learner.transform(self._X), dtype=np.float64)
+        Q = np.asarray(learner.transform(rows), dtype=np.float64)
+        # exact ties (repeated feature vectors tie exactly), equal distances in training order
+        return knn_batched(Q[None], Z[None], self._codes, self.classes_.size, min(self.n_neighbors, len(self._X)),
+                           exact_ties=True)[0]
 
     def _groups(self, X):
         check_is_fitted(self, "metric_learner_")

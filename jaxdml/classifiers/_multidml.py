@@ -25,7 +25,7 @@ from .._runtime import to_device
 from .._validation import Interval, Options, check_params
 from ..compilation import ensure_default_cache
 from ..config import precise
-from ..linalg import smallest_k
+from ..linalg import pairwise_sq_dists, smallest_k, sq_dists_from_differences
 
 __all__ = ["MultiDML_kNN", "knn_batched"]
 
@@ -34,12 +34,8 @@ _QUERY_BLOCK = 1024
 _BLOCK_ELEMENTS = 2**25
 #: up to this many (learners x queries x training rows) distances the k-NN runs in NumPy on the host
 _HOST_ELEMENTS = 2**21
-
-
-def _sq_dists(xp, Zq, Zt):
-    """(m, nq, nt) squared distances of every query to every training row, per metric."""
-    sq = xp.sum(Zq * Zq, -1)[:, :, None] + xp.sum(Zt * Zt, -1)[:, None, :]
-    return xp.maximum(sq - 2.0 * (Zq @ xp.swapaxes(Zt, -1, -2)), 0.0)
+#: (learners x queries x training rows x features) differences per block with ``exact_ties``
+_EXACT_BLOCK_ELEMENTS = 4_000_000
 
 
 def _vote(xp, d_k, idx, codes, n_classes, weights):
@@ -60,7 +56,7 @@ def _vote(xp, d_k, idx, codes, n_classes, weights):
 def _knn_block(Zq, Zt, codes, q_index, n_train, *, k, n_classes, weights, exclude_self):
     """Class scores (m, nq, n_classes) of the k nearest rows of ``Zt`` (m, nt, p) for ``Zq`` (m, nq, p);
     rows of ``Zt`` from ``n_train`` on are padding (never a neighbour)."""
-    D = _sq_dists(jnp, Zq, Zt)
+    D = pairwise_sq_dists(Zq, Zt)
     D = jnp.where((jnp.arange(Zt.shape[1]) < n_train)[None, None, :], D, jnp.inf)
     if exclude_self:  # leave-one-out: a training row is not its own neighbour
         own = q_index[:, None] == jnp.arange(Zt.shape[1])[None, :]
@@ -69,18 +65,31 @@ def _knn_block(Zq, Zt, codes, q_index, n_train, *, k, n_classes, weights, exclud
     return _vote(jnp, d_k, idx, codes, n_classes, weights)
 
 
-def _knn_host(Zq, Zt, codes, k, n_classes, weights, exclude_self):
-    """:func:`_knn_block` in NumPy, for problems too small to be worth a compilation."""
-    D = _sq_dists(np, Zq, Zt)
-    if exclude_self:
-        rows = np.arange(D.shape[1])
-        D[:, rows, rows] = np.inf  # Zq is Zt: a training row is not its own neighbour
-    d_k, idx = smallest_k(D, k, xp=np)
-    return _vote(np, d_k, idx, codes, n_classes, weights)
+def _knn_host(Zq, Zt, codes, k, n_classes, weights, exclude_self, exact_ties=False):
+    """:func:`_knn_block` in NumPy, for problems too small to be worth a compilation (``exact_ties``: the
+    distances from the differences, in blocks of queries)."""
+    if not exact_ties:
+        D = pairwise_sq_dists(Zq, Zt, xp=np)
+        if exclude_self:
+            rows = np.arange(D.shape[1])
+            D[:, rows, rows] = np.inf  # Zq is Zt: a training row is not its own neighbour
+        d_k, idx = smallest_k(D, k, xp=np)
+        return _vote(np, d_k, idx, codes, n_classes, weights)
+    m, nq, nt = Zq.shape[0], Zq.shape[1], Zt.shape[1]
+    block = max(1, _EXACT_BLOCK_ELEMENTS // max(1, m * nt * Zq.shape[2]))
+    out = []
+    for s in range(0, nq, block):
+        D = sq_dists_from_differences(Zq[:, s:s + block], Zt)
+        if exclude_self:
+            rows = np.arange(D.shape[1])
+            D[:, rows, s + rows] = np.inf
+        d_k, idx = smallest_k(D, k, xp=np)
+        out.append(_vote(np, d_k, idx, codes, n_classes, weights))
+    return np.concatenate(out, axis=1)
 
 
 @precise
-def knn_batched(Zq, Zt, codes, n_classes, k, *, weights="uniform", exclude_self=False):
+def knn_batched(Zq, Zt, codes, n_classes, k, *, weights="uniform", exclude_self=False, exact_ties=False):
     """k-NN class probabilities under several embeddings at once (float64).
 
     Parameters
@@ -95,6 +104,15 @@ def knn_batched(Zq, Zt, codes, n_classes, k, *, weights="uniform", exclude_self=
     weights : {"uniform", "distance"}
     exclude_self : bool
         Leave-one-out on the training set: ``Zq is Zt`` and row ``i`` is not its own neighbour.
+    exact_ties : bool
+        Compute the squared distances from the differences ``sum_f (a_f - b_f)^2`` on the host, in
+        blocks, instead of ``|a|^2 + |b|^2 - 2 a.b`` (whose rounding makes equal distances unequal), so
+        that duplicate and lattice-valued rows give exactly equal distances (the experiments' rule,
+        :mod:`jaxdml.experiments._evaluate`); slower.
+
+    Neighbours are the ``k`` nearest rows, equal distances in training-row order (the tie rule of
+    :mod:`jaxdml.neighbors`); the vote's probabilities are exact, so ``argmax`` breaks a tied vote
+    towards the smallest code.
 
     Returns
     -------
@@ -107,9 +125,9 @@ def knn_batched(Zq, Zt, codes, n_classes, k, *, weights="uniform", exclude_self=
     if not 1 <= k <= nt - bool(exclude_self):
         raise ValueError(f"k must be between 1 and the number of training rows ({nt}"
                          f"{', less one for leave-one-out' if exclude_self else ''}); got {k}.")
-    if Zq.shape[0] * nq * nt <= _HOST_ELEMENTS:  # small: NumPy answers before XLA would have compiled
+    if exact_ties or Zq.shape[0] * nq * nt <= _HOST_ELEMENTS:  # small: NumPy answers before XLA compiles
         return _knn_host(Zq, Zt, np.asarray(codes, dtype=np.int64), int(k), int(n_classes), weights,
-                         bool(exclude_self))
+                         bool(exclude_self), bool(exact_ties))
     # training rows padded to a bucket (masked out of the search): the folds of a cross-validation,
     # whose sizes differ by a row or two, share one compiled program
     width = bucket_size(nt)

@@ -6,10 +6,10 @@ import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.neighbors import NearestNeighbors
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import Interval, check_params
+from ..neighbors import knn_search
 from ._knn import _LEARNER_CONSTRAINTS, _MetricMixin
 
 __all__ = ["KNeighborsOrdinal", "median_grade"]
@@ -32,7 +32,7 @@ class KNeighborsOrdinal(_MetricMixin, BaseEstimator):
 
     ``fit`` learns a metric with ``metric_learner`` (``None``: Euclidean; a method name such as
     ``"lodml"`` for :func:`jaxdml.fit`; or an estimator such as ``jaxdml.CMOML()``), embeds the
-    training data with it and indexes them (brute force, float64). ``predict`` returns
+    training data with it and keeps them (an exact search, :func:`jaxdml.neighbors.knn_search`). ``predict`` returns
     :func:`median_grade` of the neighbours' grades; ``score`` is minus the mean absolute error
     (greater is better, scikit-learn's ``neg_mean_absolute_error`` convention).
 
@@ -46,6 +46,7 @@ class KNeighborsOrdinal(_MetricMixin, BaseEstimator):
     ----------
     grades_ : ndarray of the training grades
     metric_learner_ : fitted estimator, FittedMetric or None
+    train_embedding_ : ndarray of shape (n_samples, n_components), the embedded training data
 
     Examples
     --------
@@ -74,14 +75,16 @@ class KNeighborsOrdinal(_MetricMixin, BaseEstimator):
             raise ValueError(f"KNeighborsOrdinal: n_neighbors={self.n_neighbors} exceeds n_samples={X.shape[0]}.")
         self._fit_metric(X, y)
         self.grades_ = np.asarray(y)
-        self.index_ = NearestNeighbors(n_neighbors=self.n_neighbors, algorithm="brute").fit(self._embed(X))
+        self.train_embedding_ = np.asarray(self._embed(X), dtype=np.float64)
         return self
 
     def kneighbors(self, X):
-        """Indices of the ``n_neighbors`` nearest training samples under the learned metric."""
+        """Indices of the ``n_neighbors`` nearest training samples under the learned metric (equal distances:
+        the earlier training sample first, :mod:`jaxdml.neighbors`)."""
         check_is_fitted(self, "grades_")
         X = validate_data(self, X, reset=False, dtype=np.float64)
-        return self.index_.kneighbors(self._embed(X), return_distance=False)
+        idx, _ = knn_search(np.asarray(self._embed(X), dtype=np.float64), self.n_neighbors, Y=self.train_embedding_)
+        return idx
 
     def predict(self, X):
         """The median grade of the nearest training samples."""

@@ -10,7 +10,7 @@ import numpy as np
 
 from .._padding import bucket_size
 from .._runtime import to_device
-from ..linalg import kth_smallest, symmetrize
+from ..linalg import kth_smallest, pairwise_sq_dists, symmetrize
 from ._common import generalized_eigh
 from .._executable_cache import cached_jit
 
@@ -20,11 +20,6 @@ EMBEDDING_TYPES = ("weighted", "orthonormalized", "plain")
 #: ``"local-scaling"``: ``exp(-|x_i - x_j|^2 / (sigma_i sigma_j))``; ``"neighbors"``: ``(N_ij + N_ji) / 2``
 #: with ``N_ij = 1`` when ``x_j`` is among the ``k`` nearest classmates of ``x_i`` (distance <= sigma_i)
 AFFINITIES = ("local-scaling", "neighbors")
-
-
-def _sq_dists(A, B):
-    d2 = jnp.sum(A * A, axis=1)[:, None] + jnp.sum(B * B, axis=1)[None, :] - 2.0 * A @ B.T
-    return jnp.maximum(d2, 0.0)
 
 
 def affinity_matrix(xp, d2, sigma_rows, sigma_cols, affinity: str):
@@ -60,7 +55,7 @@ def _class_scatter(Xc, mask, k, block: int, affinity: str = "local-scaling"):
 
     def scale(rows_mask):
         rows, _ = rows_mask
-        d2 = jnp.where(valid[None, :], _sq_dists(rows, Xc), inf)
+        d2 = jnp.where(valid[None, :], pairwise_sq_dists(rows, Xc), inf)
         return jnp.sqrt(kth_smallest(d2, k))  # column 0 is the row itself
 
     sigma = jax.lax.map(scale, (_blocks(Xc, block), _blocks(mask, block))).reshape(-1)
@@ -68,7 +63,7 @@ def _class_scatter(Xc, mask, k, block: int, affinity: str = "local-scaling"):
 
     def step(cross, blk):
         rows, rmask, rsig = blk
-        A = affinity_matrix(jnp, _sq_dists(rows, Xc), rsig, sigma, affinity) * rmask[:, None] * mask[None, :]
+        A = affinity_matrix(jnp, pairwise_sq_dists(rows, Xc), rsig, sigma, affinity) * rmask[:, None] * mask[None, :]
         return cross + rows.T @ (A @ Xc), jnp.sum(A, axis=1)
 
     cross0 = jnp.zeros((Xc.shape[1], Xc.shape[1]), Xc.dtype)

@@ -1,7 +1,8 @@
 """Scoring a learned transformation with the classifiers of the experiments.
 
-k-NN is evaluated here, in NumPy, with a fixed and documented rule so that results do not
-depend on a tree structure, BLAS rounding or the order of the classes in a file:
+k-NN is evaluated by :func:`jaxdml.classifiers._multidml.knn_batched` (``exact_ties=True``: in NumPy)
+with a fixed and documented rule so that results do not depend on a tree structure, BLAS rounding
+or the order of the classes in a file:
 
 * distances are squared Euclidean distances of the transformed data computed from the
   differences ``sum_f (a_f - b_f)^2`` in float64 (not ``|a|^2 + |b|^2 - 2ab``, whose rounding makes
@@ -24,18 +25,13 @@ import inspect
 
 import numpy as np
 
-__all__ = ["knn_predict", "knn_scores", "classifier_scores", "Unavailable"]
+from ..classifiers._multidml import knn_batched
 
-_BLOCK_ELEMENTS = 4_000_000  # rows x n_train x n_features per distance block (32 MB in float64)
+__all__ = ["knn_predict", "knn_scores", "classifier_scores", "Unavailable"]
 
 
 class Unavailable(RuntimeError):
     """A method or classifier that this installation of jaxdml does not provide (yet)."""
-
-
-def _sq_dists(A, B):
-    diff = A[:, None, :] - B[None, :, :]
-    return np.einsum("ijk,ijk->ij", diff, diff)
 
 
 def knn_predict(Z_train, codes_train, Z_query, k: int, n_classes: int, *, leave_one_out: bool = False):
@@ -59,23 +55,13 @@ def knn_predict(Z_train, codes_train, Z_query, k: int, n_classes: int, *, leave_
     """
     Zt = np.asarray(Z_train, dtype=np.float64)
     Zq = np.asarray(Z_query, dtype=np.float64)
-    codes = np.asarray(codes_train, dtype=np.int64)
-    n, d = Zt.shape
+    n = Zt.shape[0]
     k = int(min(k, n - 1 if leave_one_out else n))
     if k < 1:
         raise ValueError("k-NN needs at least one training sample (two for leave-one-out).")
-    block = max(1, _BLOCK_ELEMENTS // max(1, n * max(d, 1)))
-    out = np.empty(Zq.shape[0], dtype=np.int64)
-    for s in range(0, Zq.shape[0], block):
-        D = _sq_dists(Zq[s:s + block], Zt)
-        rows = np.arange(D.shape[0])
-        if leave_one_out:
-            D[rows, s + rows] = np.inf
-        nn = np.argsort(D, axis=1, kind="stable")[:, :k]
-        votes = np.zeros((D.shape[0], n_classes), dtype=np.int64)
-        np.add.at(votes, (np.repeat(rows, k), codes[nn].ravel()), 1)
-        out[s:s + block] = np.argmax(votes, axis=1)  # first maximum: smallest code
-    return out
+    proba = knn_batched(Zq[None], Zt[None], np.asarray(codes_train, dtype=np.int64), int(n_classes), k,
+                        exclude_self=leave_one_out, exact_ties=True)
+    return np.argmax(proba[0], axis=1)  # first maximum: smallest code
 
 
 def knn_scores(Z_train, codes_train, Z_test, codes_test, k: int, n_classes: int):

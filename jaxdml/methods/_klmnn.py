@@ -24,7 +24,8 @@ from sklearn.utils import check_random_state
 from .._padding import bucket_size
 from .._runtime import to_device
 from .._validation import Interval, Options
-from ..kernels import check_kernel_params, feature_space_sq_dists, kernel_matrix
+from ..kernels import check_kernel_params, kernel_matrix
+from ..neighbors import other_class_neighbors, same_class_neighbors
 from ..problems import make_problem
 from ..solvers._driver import make_optimizer, minimize
 from ..solvers._result import KernelFittedMetric
@@ -41,41 +42,6 @@ _UNBOUNDED = 2**62
 
 #: eigenvalues of K below this fraction of the largest are treated as zero
 _EIG_RTOL = 1e-10
-
-
-def _kernel_targets(D: np.ndarray, codes: np.ndarray, k: int) -> np.ndarray:
-    """The ``k`` nearest same-class rows under the (feature-space) squared distances ``D``.
-
-    Slots a small class cannot fill point at the row itself (``make_problem`` masks them).
-    """
-    n = D.shape[0]
-    targets = np.tile(np.arange(n)[:, None], (1, k))
-    for c in np.unique(codes):
-        idx = np.flatnonzero(codes == c)
-        kc = min(k, idx.size - 1)
-        if kc <= 0:
-            continue
-        Dc = D[np.ix_(idx, idx)].copy()
-        np.fill_diagonal(Dc, np.inf)
-        order = np.argsort(Dc, axis=1, kind="stable")[:, :kc]
-        targets[idx, :kc] = idx[order]
-    return targets
-
-
-def _kernel_impostors(D: np.ndarray, codes: np.ndarray, m: int):
-    """The ``m`` nearest differently-labelled rows under ``D``, and their mask."""
-    n = D.shape[0]
-    out = np.tile(np.arange(n)[:, None], (1, m))
-    mask = np.zeros((n, m))
-    for c in np.unique(codes):
-        inside, outside = np.flatnonzero(codes == c), np.flatnonzero(codes != c)
-        mc = min(m, outside.size)
-        if mc == 0:
-            continue
-        order = np.argsort(D[np.ix_(inside, outside)], axis=1, kind="stable")[:, :mc]
-        out[inside, :mc] = outside[order]
-        mask[inside, :mc] = 1.0
-    return out, mask
 
 
 def kernel_basis(K: np.ndarray):
@@ -130,13 +96,15 @@ def _initial_B(init, rows, r_pad, n_out, r, n, Z, random_state):
     return B0
 
 
-def _kernel_problem(Zp, D, codes, n_neighbors, n_impostors, pad_to):
+def _kernel_problem(Zp, K, codes, n_neighbors, n_impostors, pad_to):
+    """The problem on the coordinates ``Zp``, with target neighbours (and ``n_impostors`` impostor
+    candidates) nearest in the feature space of the kernel matrix ``K``."""
     n = Zp.shape[0]
-    targets = _kernel_targets(D, codes, int(n_neighbors))
+    targets, _ = same_class_neighbors(K, codes, int(n_neighbors), kind="kernel")
     bucket = bucket_size(n) if pad_to == "auto" else (n if pad_to is None else int(pad_to))
     problem = make_problem(Zp, codes, targets=targets, pad_to=bucket, validate=False)
     if n_impostors is not None:
-        imp, imp_mask = _kernel_impostors(D, codes, int(n_impostors))
+        imp, imp_mask = other_class_neighbors(K, codes, int(n_impostors), kind="kernel")
         extra = bucket - n
         imp = np.concatenate([imp, np.tile(np.arange(n, bucket)[:, None], (1, imp.shape[1]))]).astype(np.int32)
         imp_mask = np.concatenate([imp_mask, np.zeros((extra, imp.shape[1]))])
@@ -198,7 +166,7 @@ def _klmnn(X, codes, n_classes, *, n_components, random_state, max_iter, tol, ve
     Zp = np.zeros((n, r_pad))
     Zp[:, :r] = Z
     B0 = _initial_B(init, rows, r_pad, n_out, r, n, Z, random_state)
-    problem, bucket = _kernel_problem(Zp, feature_space_sq_dists(K), codes, n_neighbors, n_impostors, pad_to)
+    problem, bucket = _kernel_problem(Zp, K, codes, n_neighbors, n_impostors, pad_to)
     spec = LMNN_METHOD.loss
     if optimizer is None or isinstance(optimizer, str):
         optimizer = make_optimizer(optimizer or spec.optimizer)

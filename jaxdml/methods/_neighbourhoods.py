@@ -41,81 +41,37 @@ def _warn_small(codes, n_same, n_diff, names, owner):
         )
 
 
-def _nearest(D, k):
-    """Indices of the ``k`` smallest entries of each row of ``D`` (ascending) and their finiteness."""
-    kk = min(k, D.shape[1])
-    if kk == 0:
-        return np.zeros((D.shape[0], 0), dtype=np.int64), np.zeros((D.shape[0], 0), dtype=bool)
-    part = np.argpartition(D, kk - 1, axis=1)[:, :kk] if kk < D.shape[1] else np.tile(np.arange(kk), (len(D), 1))
-    order = np.argsort(np.take_along_axis(D, part, axis=1), axis=1, kind="stable")
-    idx = np.take_along_axis(part, order, axis=1)
-    return idx, np.isfinite(np.take_along_axis(D, idx, axis=1))
-
-
-def _neighbourhoods(sq_dists, codes, n_same, n_diff, names, owner):
+def _neighbourhoods(source, kind, codes, n_same, n_diff, names, owner):
     """Nearest neighbours of every sample: ``n_same`` classmates (self excluded) and ``n_diff``
-    samples of other classes, as ``(same_idx, same_mask, diff_idx, diff_mask)`` of shape (n, k).
-
-    ``sq_dists(rows, cols)`` returns the squared distances between two index sets. Host-side
-    NumPy, class by class and in blocks of rows (memory ``O(block * n)``). A sample whose class
-    cannot provide the neighbours gets all there are (the remaining slots point at the sample
-    itself with mask 0), with a warning.
+    samples of other classes, as ``(same_idx, same_mask, diff_idx, diff_mask)`` of shape (n, k),
+    by the one search (:mod:`jaxdml.neighbors`, ties by lowest index). A sample whose class cannot
+    provide the neighbours gets all there are (the remaining slots point at the sample itself with
+    mask 0), with a warning.
     """
     _warn_small(codes, n_same, n_diff, names, owner)
-    n = codes.size
-    same_idx = np.tile(np.arange(n, dtype=np.int32)[:, None], (1, n_same))
-    diff_idx = np.tile(np.arange(n, dtype=np.int32)[:, None], (1, n_diff))
-    same_mask, diff_mask = np.zeros((n, n_same)), np.zeros((n, n_diff))
-    block = max(1, (1 << 22) // max(n, 1))
-    for c in np.unique(codes):
-        members = np.flatnonzero(codes == c)
-        others = np.flatnonzero(codes != c)
-        cols = np.r_[members, others]
-        m = members.size
-        for a in range(0, m, block):
-            rows = members[a:a + block]
-            D = sq_dists(rows, cols)
-            Ds = D[:, :m]
-            Ds[np.arange(rows.size), np.arange(a, a + rows.size)] = np.inf  # the sample itself
-            for D_, pool, idx, mask, k in ((Ds, members, same_idx, same_mask, n_same),
-                                           (D[:, m:], others, diff_idx, diff_mask, n_diff)):
-                j, ok = _nearest(D_, k)
-                idx[rows, :j.shape[1]] = np.where(ok, pool[j], rows[:, None])
-                mask[rows, :j.shape[1]] = ok
-    return same_idx, same_mask, diff_idx, diff_mask
+    same, same_mask = same_class_neighbors(source, codes, n_same, kind=kind)
+    diff, diff_mask = other_class_neighbors(source, codes, n_diff, kind=kind)
+    return same, same_mask.astype(np.float64), diff, diff_mask.astype(np.float64)
 
 
 def linear_neighbourhoods(X, codes, n_same, n_diff, names, owner):
-    """Neighbourhoods by Euclidean distance (one GEMM per block)."""
-    sq = np.einsum("ij,ij->i", X, X)
-
-    def sq_dists(rows, cols):
-        return np.maximum(sq[rows, None] + sq[None, cols] - 2.0 * X[rows] @ X[cols].T, 0.0)
-
-    return _neighbourhoods(sq_dists, codes, n_same, n_diff, names, owner)
+    """Neighbourhoods by Euclidean distance."""
+    return _neighbourhoods(X, "points", codes, n_same, n_diff, names, owner)
 
 
 def kernel_neighbourhoods(K, codes, n_same, n_diff, names, owner):
     """Neighbourhoods by feature-space distances ``K_ii + K_jj - 2 K_ij``."""
-    diag = np.diag(K)
-
-    def sq_dists(rows, cols):
-        return np.maximum(diag[rows, None] + diag[None, cols] - 2.0 * K[np.ix_(rows, cols)], 0.0)
-
-    return _neighbourhoods(sq_dists, codes, n_same, n_diff, names, owner)
+    return _neighbourhoods(K, "kernel", codes, n_same, n_diff, names, owner)
 
 
 def landmark_neighbourhoods(X, Phi, codes, kernel, n_same, n_diff, names, owner):
-    """Neighbourhoods as :func:`kernel_neighbourhoods` returns them, for the landmark path: a blockwise
-    device search (:mod:`jaxdml.neighbors`, memory ``O(block n)``, never the ``n x n`` kernel). For the rbf
-    and linear kernels the feature-space distance increases with the Euclidean one, so the search runs on
-    ``X`` and the neighbourhoods are the exact feature-space ones; for the others it runs on the Nystrom
-    features ``Phi`` (their distances approximate the feature-space ones)."""
-    _warn_small(codes, n_same, n_diff, names, owner)
+    """Neighbourhoods as :func:`kernel_neighbourhoods` returns them, for the landmark path, never forming
+    the ``n x n`` kernel (memory ``O(block n)``). For the rbf and linear kernels the feature-space distance
+    increases with the Euclidean one, so the search runs on ``X`` and the neighbourhoods are the exact
+    feature-space ones; for the others it runs on the Nystrom features ``Phi`` (their distances approximate
+    the feature-space ones)."""
     P = X if isinstance(kernel, str) and kernel in ("rbf", "linear") else Phi
-    same, same_mask = same_class_neighbors(P, codes, n_same)
-    diff, diff_mask = other_class_neighbors(P, codes, n_diff)
-    return same, same_mask.astype(np.float64), diff, diff_mask.astype(np.float64)
+    return _neighbourhoods(P, "points", codes, n_same, n_diff, names, owner)
 
 
 def kernel_parameters(X, kernel, gamma, degree, coef0) -> dict:

@@ -20,6 +20,7 @@ from .._padding import bucket_size, pad_neighbourhoods, resolve_bucket
 from .._runtime import to_device
 from .._validation import Interval, Options
 from ..kernels import check_kernel_params, feature_space_sq_dists, kernel_matrix
+from ..linalg import pairwise_sq_dists
 from ..losses._ordinal import OrdinalProblem
 from ..neighbors import knn_search, other_class_neighbors, same_class_neighbors
 from ..solvers._driver import make_optimizer, minimize
@@ -54,48 +55,37 @@ def check_grades(y, name: str) -> np.ndarray:
     return t
 
 
-def _sq_dists(X):
-    sq = np.sum(X * X, axis=1)
-    return np.maximum(sq[:, None] + sq[None, :] - 2.0 * X @ X.T, 0.0)
+def _odml(source, kind, t, n_targets, n_impostors):
+    codes = _grade_codes(t)
+    same, same_mask = same_class_neighbors(source, codes, n_targets, kind=kind)
+    other, other_mask = other_class_neighbors(source, codes, n_impostors, kind=kind)
+    return np.concatenate([same, other], axis=1), np.concatenate([same_mask, other_mask], axis=1).astype(np.float64)
 
 
-def _nearest(D, rows, cols, k):
-    """The ``k`` nearest of ``cols`` to each of ``rows`` under ``D`` (stable ties), self excluded."""
-    sub = D[np.ix_(rows, cols)].copy()
-    sub[rows[:, None] == cols[None, :]] = np.inf
-    k = min(k, cols.size - np.isin(rows, cols).astype(int).max(initial=0))
-    order = np.argsort(sub, axis=1, kind="stable")[:, :k]
-    return cols[order]
+def _nearest(source, kind, size):
+    n = np.shape(source)[0]
+    k = min(size, n - 1)
+    idx, _ = knn_search(source, k, kind=kind)
+    out = np.tile(np.arange(n)[:, None], (1, size))
+    mask = np.zeros((n, size))
+    out[:, :k] = np.where(idx >= 0, idx, np.arange(n)[:, None])
+    mask[:, :k] = idx >= 0
+    return out, mask
 
 
 def odml_neighbourhoods(D, t, n_targets, n_impostors):
     """Each anchor's ``n_targets`` nearest same-grade samples and ``n_impostors`` nearest samples of other
-    grades (slots a small grade cannot fill are masked): ``(neighbours, mask)`` of width
-    ``n_targets + n_impostors``."""
-    n = D.shape[0]
-    m = n_targets + n_impostors
-    out = np.tile(np.arange(n)[:, None], (1, m))
-    mask = np.zeros((n, m))
-    for g in np.unique(t):
-        inside, outside = np.flatnonzero(t == g), np.flatnonzero(t != g)
-        for cols, start, k in ((inside, 0, n_targets), (outside, n_targets, n_impostors)):
-            idx = _nearest(D, inside, cols, k)
-            out[inside, start:start + idx.shape[1]] = idx
-            mask[inside, start:start + idx.shape[1]] = 1.0
-    return out, mask
+    grades under the squared distances ``D`` (slots a small grade cannot fill are masked):
+    ``(neighbours, mask)`` of width ``n_targets + n_impostors`` (:mod:`jaxdml.neighbors`, ties by lowest
+    index)."""
+    return _odml(D, "distances", t, n_targets, n_impostors)
 
 
 def nearest_neighbourhoods(D, t, size):
-    """Each anchor's ``size`` nearest samples (any grade): ``(neighbours, mask)`` of width ``size``
-    (slots beyond ``n - 1`` samples are masked, so that the width, and the compiled loss, do not
+    """Each anchor's ``size`` nearest samples (any grade) under ``D``: ``(neighbours, mask)`` of width
+    ``size`` (slots beyond ``n - 1`` samples are masked, so that the width, and the compiled loss, do not
     depend on ``n``)."""
-    n = D.shape[0]
-    idx = _nearest(D, np.arange(n), np.arange(n), size)
-    out = np.tile(np.arange(n)[:, None], (1, size))
-    mask = np.zeros((n, size))
-    out[:, :idx.shape[1]] = idx
-    mask[:, :idx.shape[1]] = 1.0
-    return out, mask
+    return _nearest(D, "distances", size)
 
 
 def _grade_codes(t):
@@ -103,24 +93,14 @@ def _grade_codes(t):
 
 
 def odml_search(P, t, n_targets, n_impostors):
-    """:func:`odml_neighbourhoods` by a blockwise search on the points ``P`` (Euclidean; memory
-    ``O(block n)``, never ``n x n``)."""
-    codes = _grade_codes(t)
-    same, same_mask = same_class_neighbors(P, codes, n_targets)
-    other, other_mask = other_class_neighbors(P, codes, n_impostors)
-    return np.concatenate([same, other], axis=1), np.concatenate([same_mask, other_mask], axis=1).astype(np.float64)
+    """:func:`odml_neighbourhoods` by a search on the points ``P`` (Euclidean; memory ``O(block n)``,
+    never ``n x n``)."""
+    return _odml(P, "points", t, n_targets, n_impostors)
 
 
 def nearest_search(P, t, size):
-    """:func:`nearest_neighbourhoods` by a blockwise search on the points ``P``."""
-    n = P.shape[0]
-    k = min(size, n - 1)
-    idx, _ = knn_search(P, k)
-    out = np.tile(np.arange(n)[:, None], (1, size))
-    mask = np.zeros((n, size))
-    out[:, :k] = np.where(idx >= 0, idx, np.arange(n)[:, None])
-    mask[:, :k] = idx >= 0
-    return out, mask
+    """:func:`nearest_neighbourhoods` by a search on the points ``P``."""
+    return _nearest(P, "points", size)
 
 
 def _problem(Z, t, D, hood, pad_to):
@@ -170,7 +150,7 @@ def solve_linear(loss, name, hood, X, y, *, n_components, random_state, max_iter
                  optimizer=None, learning_rate=None, pad_to="auto", default_iter=200, hyper=None):
     """Learn ``L`` on ``X``: neighbourhoods by Euclidean distance, then ``loss`` by L-BFGS."""
     t = check_grades(y, name)
-    problem, bucket, c = _problem(X, t, _sq_dists(X), hood, pad_to)
+    problem, bucket, c = _problem(X, t, pairwise_sq_dists(X, xp=np), hood, pad_to)
     L0 = initial_components(init, X, None, 0, n_components, random_state)
     if not isinstance(init, str):  # a given map keeps its embedding; "identity"/"pca"/"random"
         L0 = L0 * c                        # act on the rescaled data (the Euclidean distance up to scale)

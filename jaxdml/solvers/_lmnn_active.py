@@ -8,7 +8,7 @@ only the few impostors inside the margin of an anchor's targets contribute. The 
    kept as padded index arrays whose capacity doubles when exceeded (so compiled shapes are
    bucketed). It is taken from certified candidate lists
    (:class:`~jaxdml.solvers._lmnn_candidates.CandidateIndex`): an exact blockwise O(N^2) search
-   (:func:`jaxdml.neighbors.impostor_candidates`, O(block) memory, never N x N) keeps the pairs
+   (:func:`jaxdml.neighbors.impostors_within`, O(block) memory, never N x N) keeps the pairs
    within ``margin * (1 + cand_slack)``; later refreshes only filter those, and search again
    when a bound on the change of the metric (generalised eigenvalues of ``(L^T L, L_t^T L_t)``)
    no longer proves that no other pair can be in the active set;

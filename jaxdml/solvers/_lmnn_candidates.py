@@ -29,7 +29,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..neighbors import impostor_candidates
+from ..neighbors import impostors_within
 
 __all__ = ["CandidateIndex", "generalized_extremes"]
 
@@ -119,7 +119,7 @@ class CandidateIndex:
 
     def _search(self, t, Z, radius, rows, epoch):
         """Search chunk ``t`` again for the anchors ``rows`` and merge with the other anchors' pairs."""
-        a, l = impostor_candidates(Z, self.codes, self.valid, radius, ref_range=self.chunks[t],
+        a, l = impostors_within(Z, self.codes, self.valid, radius, ref_range=self.chunks[t],
                                    anchors=None if rows.size == self.n else rows, block_elements=self.block_elements)
         if rows.size < self.n:
             self.partial_searches += 1

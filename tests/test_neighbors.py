@@ -1,0 +1,125 @@
+"""The one neighbour search (jaxdml.neighbors) against a brute-force NumPy reference.
+
+The data are integer-valued (a small grid, so many distances are exactly equal) and every distance
+below is an integer in float64, computed exactly by each path; the reference orders candidates with
+a stable sort on (distance, index), so ties test the documented rule, not rounding.
+"""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from jaxdml.neighbors import knn_search, other_class_neighbors, same_class_neighbors
+
+
+#: one shape, k and block for every device search below, so that the tests share compiled programs
+N, M, K, BLOCK = 64, 48, 4, 37
+
+
+def _grid_data(n=N, m=None, seed=0):
+    """Points on the integer grid {0..3}^2 (many repeated points and equal distances), 3 classes and a
+    class of two samples (fewer classmates than ``K``)."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 4, size=(n, 2)).astype(np.float64)
+    y = rng.integers(0, 3, size=n)
+    y[:2] = 3
+    Y = None if m is None else rng.integers(0, 4, size=(m, 2)).astype(np.float64)
+    return X, y, Y
+
+
+def _reference(D, k, allowed):
+    """The ``k`` nearest allowed columns of each row: stable sort on (distance, index); -1 / inf beyond."""
+    idx = np.full((D.shape[0], k), -1)
+    dist = np.full((D.shape[0], k), np.inf)
+    for i in range(D.shape[0]):
+        cols = np.flatnonzero(allowed[i])
+        order = cols[np.argsort(D[i, cols], kind="stable")][:k]
+        idx[i, :order.size], dist[i, :order.size] = order, D[i, order]
+    return idx, dist
+
+
+def _inputs(kind, X, Y):
+    """The search input of ``kind`` and the exact squared distances it stands for (integers)."""
+    R = X if Y is None else Y
+    Xi, Ri = X.astype(np.int64), R.astype(np.int64)
+    if kind == "points":
+        return dict(source=X, Y=Y), ((Xi[:, None] - Ri[None]) ** 2).sum(-1).astype(np.float64)
+    if kind == "distances":  # a precomputed (here Manhattan) distance: integers, heavily tied
+        D = np.abs(Xi[:, None] - Ri[None]).sum(-1).astype(np.float64)
+        return dict(source=D), D
+    # a polynomial kernel (x.y + 1)^2 on integers: feature-space distances are exact integers
+    K = (Xi @ Ri.T + 1) ** 2
+    kq, kr = (Xi * Xi).sum(1) + 1, (Ri * Ri).sum(1) + 1
+    kq, kr = kq**2, kr**2
+    D = (kq[:, None] + kr[None, :] - 2 * K).astype(np.float64)
+    return dict(source=K.astype(np.float64), diag=(kq.astype(np.float64), kr.astype(np.float64))), D
+
+
+@pytest.mark.parametrize("kind, mode, device, square", [
+    (kind, mode, device, square)
+    for kind, mode, device, square in itertools.product(("points", "kernel", "distances"), ("any", "same", "other"),
+                                                        (False, True), (True, False))
+])
+def test_knn_search_matches_brute_force(x64, kind, mode, device, square):
+    X, y, Y = _grid_data(N, None if square else M, seed=len(kind) + len(mode))
+    labels_r = y if square else np.random.default_rng(1).integers(0, 4, size=Y.shape[0])
+    kw, D = _inputs(kind, X, Y)
+    allowed = np.ones(D.shape, bool)
+    if square:
+        np.fill_diagonal(allowed, False)
+    if mode == "same":
+        allowed &= y[:, None] == labels_r[None, :]
+    elif mode == "other":
+        allowed &= y[:, None] != labels_r[None, :]
+    ref_idx, ref_d = _reference(D, K, allowed)
+    lab = dict(labels=y, y_labels=None if square else labels_r) if mode != "any" else {}
+    idx, dist = knn_search(k=K, kind=kind, mode=mode, device=device, block_elements=BLOCK * D.shape[1], **kw, **lab)
+    np.testing.assert_array_equal(idx, ref_idx)
+    np.testing.assert_array_equal(dist, ref_d)
+
+
+def test_too_few_candidates_give_minus_one():
+    X = np.array([[0.0], [1.0], [2.0], [3.0]])
+    y = np.array([0, 0, 1, 1])
+    idx, dist = knn_search(X, 3, labels=y, mode="same", device=False)  # the device: in the test above
+    np.testing.assert_array_equal(idx, [[1, -1, -1], [0, -1, -1], [3, -1, -1], [2, -1, -1]])
+    assert np.isinf(dist[:, 1:]).all()
+
+
+@pytest.mark.parametrize("kind", ["points", "kernel", "distances"])
+def test_class_searches_host_equal_device(x64, kind):
+    """same/other-class neighbours: the host and the device paths give identical indices on ties, and
+    both equal the reference (classes padded to buckets on the device)."""
+    X, y, _ = _grid_data(N, seed=3)
+    y[2] = 4  # a class of one: no classmate at all
+    kw, D = _inputs(kind, X, None)
+    src = kw["source"]
+    budget = BLOCK * N  # classes pad to N rows on the device: the searches of the test above
+    same = [same_class_neighbors(src, y, K, kind=kind, device=d, block_elements=budget) for d in (False, True)]
+    other = [other_class_neighbors(src, y, K, kind=kind, device=d, block_elements=budget) for d in (False, True)]
+    for a, b in (same, other):
+        np.testing.assert_array_equal(a[0], b[0])
+        np.testing.assert_array_equal(a[1], b[1])
+    allowed = (y[:, None] == y[None, :]) & ~np.eye(y.size, dtype=bool)
+    ref, _ = _reference(D, K, allowed)
+    ok = ref >= 0
+    np.testing.assert_array_equal(same[0][0], np.where(ok, ref, np.arange(y.size)[:, None]))
+    np.testing.assert_array_equal(same[0][1], ok)
+    ref, _ = _reference(D, K, y[:, None] != y[None, :])
+    np.testing.assert_array_equal(other[0][0], ref)
+
+
+def test_linear_map_and_rectangular_kernel(x64, rng):
+    """``L`` maps both sides; a rectangular kernel needs its diagonals (and says so)."""
+    X, Y = rng.normal(size=(N, 3)), rng.normal(size=(M, 3))
+    L = rng.normal(size=(2, 3))
+    D = (((X @ L.T)[:, None] - (Y @ L.T)[None]) ** 2).sum(-1)
+    ref, _ = _reference(D, K, np.ones(D.shape, bool))
+    for device in (False, True):
+        idx, dist = knn_search(X, K, Y=Y, L=L, device=device, block_elements=BLOCK * M)
+        np.testing.assert_array_equal(idx, ref)
+        # GEMM-form round-off: a few ulps of the squared norms involved
+        np.testing.assert_allclose(dist, np.take_along_axis(D, ref, 1), rtol=0, atol=1e-12 * (1 + D.max()))
+    with pytest.raises(ValueError, match="diag"):
+        knn_search(X @ Y.T, 3, kind="kernel")
