@@ -180,7 +180,7 @@ def _cmd_experiment(args) -> int:
     exp = get_experiment(args.name)
     if args.data is None:  # the runner finds the default folder (and may fall back to bundled data)
         if default_data_dir() is None:
-            print(f"jaxdml: no --data folder given and ../shared/keel not found (set ${DATA_DIR_ENV}); "
+            print(f"jaxdml: note: no --data folder given and ../shared/keel not found (set ${DATA_DIR_ENV}); "
                   "only scikit-learn data sets (iris, wine, breast_cancer, digits) can be used.", file=sys.stderr)
     _compilation_cache(args.cache)
     try:
