@@ -27,9 +27,9 @@ def test_nca_value_and_gradient_match_seed(rng, x64):
     L = rng.normal(size=(3, 4)) * 0.5
     prob = jaxdml.make_problem(X, y, n_neighbors=None)
     N = len(X)
-    value = float(losses.nca(jnp.asarray(L), prob))
+    value = float(jax.jit(losses.nca)(jnp.asarray(L), prob))
     assert abs(-N * value - ref.nca_objective(L, X, y)) < 1e-9
-    grad = np.asarray(jax.grad(losses.nca)(jnp.asarray(L), prob))
+    grad = np.asarray(jax.jit(jax.grad(losses.nca))(jnp.asarray(L), prob))
     # nca() is -f / N, so its gradient is -grad f / N
     assert _rel(-N * grad, ref.nca_gradient(L, X, y)) < 1e-6
 
@@ -41,10 +41,11 @@ def test_lmnn_metric_value_and_subgradient_match_seed(rng, x64):
     A = rng.normal(size=(4, 4))
     M = A.T @ A / 4
     N = len(X)
-    for mu, margin in [(0.5, 1.0), (0.3, 2.0)]:
-        v = float(losses.lmnn_metric(jnp.asarray(M), prob, mu=mu, margin=margin))
-        assert abs(N * v - ref.lmnn_objective_M(M, X, y, targets, mu, margin)) < 1e-8
-        G = np.asarray(jax.grad(losses.lmnn_metric)(jnp.asarray(M), prob, mu=mu, margin=margin))
+    value_and_grad = jax.jit(jax.value_and_grad(lambda M, mu, margin: losses.lmnn_metric(M, prob, mu=mu, margin=margin)))
+    for mu, margin in [(0.5, 1.0), (0.3, 2.0)]:  # traced hyper-parameters: one program
+        v, G = value_and_grad(jnp.asarray(M), mu, margin)
+        assert abs(N * float(v) - ref.lmnn_objective_M(M, X, y, targets, mu, margin)) < 1e-8
+        G = np.asarray(G)
         assert _rel(N * G, ref.lmnn_subgradient_M(M, X, y, targets, mu, margin)) < 1e-6
 
 
@@ -52,10 +53,10 @@ def test_lmnn_L_and_M_forms_agree(rng, x64):
     X, y = _data(rng)
     prob = jaxdml.make_problem(X, y, n_neighbors=3)
     L = jnp.asarray(rng.normal(size=(4, 4)))
-    assert abs(float(losses.lmnn(L, prob)) - float(losses.lmnn_metric(L.T @ L, prob))) < 1e-9
+    assert abs(float(jax.jit(losses.lmnn)(L, prob)) - float(jax.jit(losses.lmnn_metric)(L.T @ L, prob))) < 1e-9
     # chain rule: dE/dL = 2 L dE/dM (symmetrised)
-    gM = jax.grad(losses.lmnn_metric)(L.T @ L, prob)
-    gL = jax.grad(losses.lmnn)(L, prob)
+    gM = jax.jit(jax.grad(losses.lmnn_metric))(L.T @ L, prob)
+    gL = jax.jit(jax.grad(losses.lmnn))(L, prob)
     assert _rel(gL, 2 * L @ (0.5 * (gM + gM.T))) < 1e-9
 
 
@@ -157,9 +158,9 @@ def test_nca_penalty_is_the_range_weighted_frobenius_norm(rng, x64):
     prob = jaxdml.make_problem(X, y, n_neighbors=None, pad_to=32)
     lam = 0.3
     r2 = (X.max(axis=0) - X.min(axis=0)) ** 2
-    expected = float(losses.nca(jnp.asarray(L), prob)) + lam * float(np.sum(L ** 2 * r2[None, :]))
-    assert abs(float(losses.nca(jnp.asarray(L), prob, reg=lam)) - expected) < 1e-12 * max(1.0, abs(expected))
-    f = lambda A: losses.nca(A, prob, reg=lam)  # noqa: E731
+    expected = float(jax.jit(losses.nca)(jnp.asarray(L), prob)) + lam * float(np.sum(L ** 2 * r2[None, :]))
+    f = jax.jit(lambda A: losses.nca(A, prob, reg=lam))  # one program (op by op, every primitive compiles)
+    assert abs(float(f(jnp.asarray(L))) - expected) < 1e-12 * max(1.0, abs(expected))
     check_grads(f, (jnp.asarray(L),), order=1, modes=("rev",), atol=1e-6, rtol=1e-6)
 
 
