@@ -73,7 +73,8 @@ def test_concurrent_processes_share_the_cache(tmp_path):
         assert p.returncode == 0, err[-2000:]
         res = json.loads(out.strip().splitlines()[-1])
         assert res["dir"] == str(tmp_path / "shared") and not res["bad"]
-    assert _run(env)["hits"] >= 1
+    later = _run(env)  # loads, from JAX's cache or (the fit's program, without tracing) the executable cache
+    assert later["hits"] + later["xhits"] >= 1
 
 
 def test_disable_in_process():
