@@ -16,7 +16,7 @@ integer index tuples into them. A fit from formed tuples therefore equals, exact
 the same tuples given as indices with ``preprocessor=X``. Pair labels ``y`` may be +1/-1
 (metric-learn's convention), 1/0 or booleans; :func:`check_pair_labels` converts them, once, to the
 library's one convention, +1 (similar) / -1 (dissimilar). :func:`fit_kwargs` maps the canonical
-form to the method layer's weak-supervision arguments: ``pairs=idx, similar=(y == 1)`` (k = 2),
+form to the method layer's weak-supervision arguments: ``pairs=idx, similar=y`` (k = 2, +1/-1),
 ``triplets=idx`` (k = 3: anchor, closer, farther) and ``quadruplets=idx`` (k = 4: ``d(a, b) <
 d(c, d)``).
 
@@ -190,7 +190,7 @@ def form_tuples(X, *, arity, n_features, preprocessor=None, owner="pair_distance
 def fit_kwargs(data: TupleData) -> dict:
     """The method layer's weak-supervision arguments for tuples in canonical form."""
     if data.arity == 2:
-        return dict(pairs=data.idx, similar=(data.y == 1).astype(np.float64))
+        return dict(pairs=data.idx, similar=data.y)  # +1/-1 already
     if data.arity == 3:
         return dict(triplets=data.idx)
     if data.arity == 4:
