@@ -29,7 +29,8 @@ from _harness import markdown_table, write_json  # noqa: E402
 
 def _neighbour_pairs(k):
     """Candidate rule ``nn<k>``: each row's k nearest rows of its class (similar) and of other
-    classes (dissimilar), Euclidean; no randomness."""
+    classes (dissimilar), Euclidean; no randomness. Labels +1 (similar) / -1 (dissimilar), as
+    ``sample_pairs`` returns them."""
     def pairs(X, codes):
         from scipy.spatial.distance import cdist
 
@@ -37,13 +38,13 @@ def _neighbour_pairs(k):
         np.fill_diagonal(D, np.inf)
         same = codes[:, None] == codes[None, :]
         out = []
-        for mask, flag in ((same, 1.0), (~same, 0.0)):
+        for mask, flag in ((same, 1), (~same, -1)):
             Dm = np.where(mask, D, np.inf)
             j = np.argsort(Dm, axis=1, kind="stable")[:, :k]
             i = np.repeat(np.arange(len(codes)), k)
             j = j.ravel()
             ok = np.isfinite(Dm[i, j])
-            out.append((i[ok], j[ok], np.full(ok.sum(), flag)))
+            out.append((i[ok], j[ok], np.full(ok.sum(), flag, dtype=np.int64)))
         a = np.concatenate([o[0] for o in out]); b = np.concatenate([o[1] for o in out])
         s = np.concatenate([o[2] for o in out])
         lo, hi = np.minimum(a, b), np.maximum(a, b)

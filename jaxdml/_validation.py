@@ -25,6 +25,8 @@ __all__ = [
     "encode_labels",
     "labelled",
     "check_centroids_num",
+    "index_tuples",
+    "check_pair_labels",
 ]
 
 
@@ -249,6 +251,82 @@ def encode_labels(y) -> tuple[np.ndarray, np.ndarray]:
     """Return ``(classes, codes)`` with ``codes`` int32 in ``[0, n_classes)``."""
     classes, codes = np.unique(np.asarray(y), return_inverse=True)
     return classes, codes.astype(np.int32)
+
+
+def index_tuples(T, owner, *, arity=None, n_rows=None, what="tuple", name="index tuples", rows="X") -> np.ndarray:
+    """The one check of index tuples (every door that takes row indices uses it: ``fit`` with a
+    ``preprocessor``, ``jaxdml.fit(..., pairs=/triplets=/quadruplets=)``, ``make_pairs_problem``, the
+    Mahalanobis API).
+
+    Returns ``T`` as an ``(n, k)`` int64 array. Checks: 2-D; ``k == arity`` when given; integers, or
+    floats that hold whole numbers (booleans, fractions, strings: a ``ValueError``); with ``n_rows``,
+    every index in ``[0, n_rows - 1]`` (``rows`` names what the indices point into). Messages name the
+    argument (``name``: ``"pairs"``, ``"triplets"``, ...).
+    """
+    idx = np.asarray(T)
+    out = None
+    if idx.dtype.kind in "iu":
+        out = idx.astype(np.int64)
+    elif idx.dtype.kind in "fO":
+        try:
+            f = idx.astype(np.float64)
+        except (TypeError, ValueError):
+            f = None
+        if f is not None and np.all(np.isfinite(f)) and np.all(f == np.round(f)):
+            out = f.astype(np.int64)
+    if out is None:
+        hint = " (with a preprocessor, 2-D input is read as index tuples)" if what == "tuple" else ""
+        raise ValueError(f"{owner}: {name} must hold integer row indices{hint}; got dtype {idx.dtype}"
+                         + (" with values that are not whole numbers" if idx.dtype.kind == "f" else "") + ".")
+    if out.ndim != 2 or (arity is not None and out.shape[1] != arity):
+        raise ValueError(f"{owner}: {name} must have shape (n, {arity or 'k'}); got {out.shape}.")
+    if n_rows is not None and out.size and (out.min() < 0 or out.max() >= n_rows):
+        bad = out[(out < 0) | (out >= n_rows)][:5].tolist()
+        raise ValueError(f"{owner}: {what} indices must lie in [0, {n_rows - 1}] ({rows} has {n_rows} rows); "
+                         f"{name} holds indices out of range: {bad}.")
+    return out
+
+
+_PAIR_LABELS = "+1/-1 or 1/0 (similar/dissimilar), or booleans (True: similar)"
+_KINDS = {"U": "string", "S": "bytes", "V": "structured"}
+
+
+def check_pair_labels(y, n, owner, *, name="y") -> np.ndarray:
+    """Pair labels as int64 in {-1, +1}: +1 for a similar pair, -1 for a dissimilar one.
+
+    The one check and the one conversion of pair labels: every door that takes them calls it
+    (``fit(pairs, y)``, ``calibrate_threshold`` and ``score`` of the pair classifiers, ``similar=`` of
+    ``jaxdml.fit`` and of the estimators' ``fit(X, pairs=, similar=)``, ``make_pairs_problem``); below
+    it the library reads +1/-1 only. Accepted, one label per pair (1-D with ``n`` entries; ``n=None``:
+    any length): +1/-1 (metric-learn's convention), 1/0 flags (1 similar, 0 dissimilar) and booleans,
+    as integers, floats or booleans. Refused with a ``ValueError`` naming ``name``: strings, any other
+    value (2, 0.5, NaN) and a mix of the two conventions (-1 and 0 together, whose meaning is
+    ambiguous). Labels that are all 1 are similar pairs in both conventions.
+    """
+    if y is None:
+        raise ValueError(f"{owner}: pairs need labels {name}: {_PAIR_LABELS}.")
+    y = np.asarray(y)
+    if y.ndim != 1 or (n is not None and y.shape[0] != n):
+        raise ValueError(f"{owner}: {name} must be 1-D with one label per pair ({n}); got shape {y.shape}.")
+    if y.dtype.kind == "b":
+        return np.where(y, 1, -1).astype(np.int64)
+    flat = y.tolist() if y.dtype.kind == "O" else []
+    kind = _KINDS.get(y.dtype.kind, "object")
+    if y.dtype.kind in "USV" or any(isinstance(v, (str, bytes)) or v is None for v in flat):
+        raise ValueError(f"{owner}: pair labels {name} must be {_PAIR_LABELS}; got {kind} values such as "
+                         f"{y[:3].tolist()}.")
+    try:
+        yf = y.astype(np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{owner}: pair labels {name} must be {_PAIR_LABELS}.") from None
+    values = np.unique(yf)
+    bad = values[~np.isin(values, (-1.0, 0.0, 1.0))]
+    if bad.size:
+        raise ValueError(f"{owner}: pair labels {name} must be {_PAIR_LABELS}; found {bad[:5].tolist()}.")
+    if -1.0 in values and 0.0 in values:
+        raise ValueError(f"{owner}: pair labels {name} mix the two conventions: they hold both -1 (dissimilar in "
+                         "+1/-1) and 0 (dissimilar in 1/0); use one, +1/-1 or 1/0.")
+    return np.where(yf > 0, 1, -1).astype(np.int64)
 
 
 def check_n_components(n_components, n_features: int, *, owner: str, upper: int | None = None) -> int:

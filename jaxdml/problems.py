@@ -17,7 +17,7 @@ import numpy as np
 
 from ._padding import bucket_size
 from .neighbors import other_class_neighbors, same_class_neighbors
-from ._validation import check_data, encode_labels
+from ._validation import check_data, check_pair_labels, encode_labels, index_tuples
 from ._warnings import warn as _warn
 
 __all__ = [
@@ -26,6 +26,7 @@ __all__ = [
     "make_problem",
     "make_pairs_problem",
     "pairs_from_labels",
+    "labelled_pairs",
     "bucket_size",
     "target_neighbors",
     "impostor_candidates",
@@ -76,21 +77,37 @@ class LabeledProblem(NamedTuple):
 
 
 class PairsProblem(NamedTuple):
-    """Weakly supervised data: pairs of rows of ``X`` declared similar or dissimilar.
+    """Weakly supervised data: pairs of rows of ``X`` labelled similar or dissimilar.
 
     Attributes
     ----------
     X : (n, d) float array.
     a, b : (p,) int32 row indices of the two members of each pair.
-    similar : (p,) float, 1 for a similar pair and 0 for a dissimilar one.
+    labels : (p,) float, +1 for a similar pair and -1 for a dissimilar one (the library's one
+        convention for pair labels); 0 for padding pairs.
     pair_mask : (p,) float, 0 for padding pairs.
+
+    ``similar`` and ``dissimilar`` are 0/1 flags derived from ``labels`` (``labels > 0`` and
+    ``labels < 0``; both 0 on padding): the one way the losses turn the labels into weights.
+    ``similar`` was the field that held the pair supervision, as 0/1 flags, before ``labels``
+    replaced it; as a derived property it keeps that meaning.
     """
 
     X: Array
     a: Array
     b: Array
-    similar: Array
+    labels: Array
     pair_mask: Array
+
+    @property
+    def similar(self):
+        """(p,) 1 for a similar pair, 0 for a dissimilar or padding pair (``labels > 0``)."""
+        return (self.labels > 0).astype(self.labels.dtype)
+
+    @property
+    def dissimilar(self):
+        """(p,) 1 for a dissimilar pair, 0 for a similar or padding pair (``labels < 0``)."""
+        return (self.labels < 0).astype(self.labels.dtype)
 
 
 def _float_dtype():
@@ -262,10 +279,12 @@ def make_problem(
     return LabeledProblem(**fields)
 
 
-def pairs_from_labels(y, *, n_similar=None, n_dissimilar=None, random_state=None):
-    """Sample similar (same label) and dissimilar (different label) index pairs.
+def labelled_pairs(y, *, n_similar=None, n_dissimilar=None, random_state=None):
+    """Sample similar (same label) and dissimilar (different label) index pairs, with pair labels.
 
-    ``None`` takes every pair (``i < j``). Returns ``(a, b, similar)`` as NumPy arrays.
+    ``None`` takes every pair (``i < j``). Returns ``(a, b, labels)`` as NumPy arrays: ``a``, ``b``
+    int32 row indices (similar pairs first) and ``labels`` int64, +1 for a similar pair and -1 for a
+    dissimilar one.
     """
     from sklearn.utils import check_random_state
 
@@ -275,49 +294,77 @@ def pairs_from_labels(y, *, n_similar=None, n_dissimilar=None, random_state=None
     iu, ju = np.triu_indices(n, k=1)
     same = y[iu] == y[ju]
     out = []
-    for want, sel, flag in ((n_similar, same, 1.0), (n_dissimilar, ~same, 0.0)):
+    for want, sel, label in ((n_similar, same, 1), (n_dissimilar, ~same, -1)):
         a, b = iu[sel], ju[sel]
         if want is not None and want < a.size:
             pick = rng.choice(a.size, size=int(want), replace=False)
             a, b = a[pick], b[pick]
-        out.append((a, b, np.full(a.size, flag)))
+        out.append((a, b, np.full(a.size, label, dtype=np.int64)))
     a = np.concatenate([out[0][0], out[1][0]]).astype(np.int32)
     b = np.concatenate([out[0][1], out[1][1]]).astype(np.int32)
-    s = np.concatenate([out[0][2], out[1][2]])
-    return a, b, s
+    labels = np.concatenate([out[0][2], out[1][2]])
+    return a, b, labels
+
+
+def pairs_from_labels(y, *, n_similar=None, n_dissimilar=None, random_state=None):
+    """Sample similar (same label) and dissimilar (different label) index pairs.
+
+    ``None`` takes every pair (``i < j``). Returns ``(a, b, similar)`` as NumPy arrays, ``similar``
+    float 0/1 flags (1 similar, 0 dissimilar): the flags of :func:`labelled_pairs`'s +1/-1
+    labels (``labels > 0``), the same pairs. Either form can be given to ``jaxdml.fit(...,
+    similar=)`` and :func:`make_pairs_problem`.
+    """
+    a, b, labels = labelled_pairs(y, n_similar=n_similar, n_dissimilar=n_dissimilar, random_state=random_state)
+    return a, b, (labels > 0).astype(np.float64)
 
 
 def make_pairs_problem(X, pairs, similar, *, pad_to: int | None = None, dtype=None,
-                       owner: str = "make_pairs_problem") -> PairsProblem:
-    """Build a :class:`PairsProblem` from ``X``, an ``(p, 2)`` index array and 0/1 similarity flags
-    (numbers or booleans; ``owner`` names the caller in messages)."""
-    X, _ = check_data(X, None, owner=owner)
+                       owner: str = "make_pairs_problem", validate: bool = True) -> PairsProblem:
+    """Build a :class:`PairsProblem` from ``X``, an ``(p, 2)`` index array and pair labels.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+    pairs : array-like of shape (n_pairs, 2)
+        Row indices of ``X``: integers, or floats that hold whole numbers (the rule of
+        :func:`jaxdml._validation.index_tuples`, the one check of index tuples).
+    similar : array-like of shape (n_pairs,)
+        Pair labels: +1/-1, 1/0 flags or booleans (+1, 1, True: similar), converted to +1/-1 by
+        :func:`jaxdml._validation.check_pair_labels` (the one conversion); anything else, or a mix of
+        -1 and 0, raises a ``ValueError``.
+    pad_to : int or None, default=None
+        Pad the pairs up to this many (label 0 and ``pair_mask`` 0 there). None keeps ``n_pairs``.
+    dtype : floating dtype, default: JAX's default float.
+    owner : str, default="make_pairs_problem"
+        The caller named in messages.
+    validate : bool, default=True
+        Check ``X``, ``pairs`` and ``similar``. ``False`` trusts the caller (the library's solve steps,
+        after their own door): ``X`` a finite float array, ``pairs`` an int array of valid row indices
+        and ``similar`` +1/-1 labels.
+
+    Returns
+    -------
+    PairsProblem
+        ``labels`` hold +1/-1 (0 on padding); ``similar`` is their 0/1 view.
+
+    Examples
+    --------
+    >>> import numpy as np, jaxdml
+    >>> X = np.arange(8.0).reshape(4, 2)
+    >>> prob = jaxdml.make_pairs_problem(X, [[0, 1], [2, 3]], [1, 0], pad_to=3)
+    >>> np.asarray(prob.labels).tolist(), np.asarray(prob.similar).tolist()
+    ([1.0, -1.0, 0.0], [1.0, 0.0, 0.0])
+    """
+    if validate:
+        X, _ = check_data(X, None, owner=owner)
+        pairs = index_tuples(pairs, owner, arity=2, n_rows=X.shape[0], what="pair", name="pairs")
+        similar = check_pair_labels(similar, pairs.shape[0], owner, name="similar")
     pairs = np.asarray(pairs)
-    similar = np.asarray(similar)
-    if similar.dtype.kind not in "biuf":
-        raise ValueError(f"{owner}: similar must hold the numbers 0 (dissimilar) and 1 (similar) or booleans; got "
-                         f"dtype {similar.dtype}.")
-    similar = similar.astype(np.float64).ravel()
-    if pairs.ndim != 2 or pairs.shape[1] != 2:
-        raise ValueError(f"{owner}: pairs must have shape (n_pairs, 2); got {pairs.shape}.")
-    if pairs.dtype.kind not in "iu":
-        raise ValueError(f"{owner}: pairs must hold integer row indices of X; got dtype {pairs.dtype}.")
-    if similar.shape[0] != pairs.shape[0]:
-        raise ValueError(
-            f"{owner}: {pairs.shape[0]} pairs but {similar.shape[0]} similarity flags (similar)."
-        )
-    n = X.shape[0]
-    if pairs.size and (pairs.min() < 0 or pairs.max() >= n):
-        bad = pairs[(pairs < 0) | (pairs >= n)][:5].tolist()
-        raise ValueError(
-            f"{owner}: pair indices must lie in [0, {n - 1}] (X has {n} rows); "
-            f"pairs holds out-of-range indices {bad}."
-        )
-    if not np.all(np.isin(similar, (0.0, 1.0))):
-        raise ValueError(f"{owner}: similarity flags must be 0 (dissimilar) or 1 (similar); similar holds other "
-                         "values.")
+    labels = np.asarray(similar)
     p = pairs.shape[0]
     pad_to = p if pad_to is None else int(pad_to)
+    if pad_to < p:
+        raise ValueError(f"{owner}: pad_to={pad_to} is smaller than the number of pairs ({p}).")
     dtype = _float_dtype() if dtype is None else dtype
     pad = pad_to - p
     a = np.concatenate([pairs[:, 0], np.zeros(pad, np.int64)]).astype(np.int32)
@@ -326,6 +373,6 @@ def make_pairs_problem(X, pairs, similar, *, pad_to: int | None = None, dtype=No
         X=_device(X, dtype=dtype),
         a=_device(a),
         b=_device(b),
-        similar=_device(np.concatenate([similar, np.zeros(pad)]), dtype=dtype),
+        labels=_device(np.concatenate([labels.astype(np.float64), np.zeros(pad)]), dtype=dtype),
         pair_mask=_device(np.concatenate([np.ones(p), np.zeros(pad)]), dtype=dtype),
     )

@@ -142,15 +142,16 @@ def test_itml_fit_satisfies_slack_constraints_on_wine(wine_scaled):
     from scipy.spatial.distance import pdist
 
     np.testing.assert_allclose([u, l], np.percentile(pdist(X, "sqeuclidean"), [5, 95]))
-    P, s, xi = m.info["pairs"], m.info["similar"], m.info["slack_bounds"]
+    P, s, xi = m.info["pairs"], m.info["labels"], m.info["slack_bounds"]  # s: +1/-1
     assert len(P) == 2 * 20 * 3**2 and np.all((y[P[:, 0]] == y[P[:, 1]]) == (s == 1))
+    np.testing.assert_array_equal(m.info["similar"], (s == 1).astype(float))  # the 0/1 view
     V = X[P[:, 0]] - X[P[:, 1]]
     p = np.einsum("ci,ij,cj->c", V, m.M, V)
-    rel = (2 * s - 1) * (p - xi) / xi
+    rel = s * (p - xi) / xi
     assert np.mean(rel <= 1e-3) >= 0.95
     assert np.linalg.eigvalsh(m.M).min() > 0  # positive definite
     # slack only relaxes: similar bounds grow, dissimilar bounds shrink
-    assert np.all(xi[s == 1] >= u * (1 - 1e-12)) and np.all(xi[s == 0] <= l * (1 + 1e-12))
+    assert np.all(xi[s == 1] >= u * (1 - 1e-12)) and np.all(xi[s == -1] <= l * (1 + 1e-12))
     assert m.n_iter >= 1 and m.loss_history.size == m.n_iter
 
 
@@ -353,7 +354,7 @@ def test_pairs_of_one_kind_rejected(wine_scaled):
     X, _ = wine_scaled
     with pytest.raises(ValueError, match="both similar and dissimilar pairs; got 2 similar and 0"):
         jaxdml.fit(X, None, loss="lsi", pairs=np.array([[0, 1], [2, 3]]), similar=[1, 1])
-    with pytest.raises(ValueError, match="similarity flags must be 0"):
+    with pytest.raises(ValueError, match=r"pair labels similar must be \+1/-1 or 1/0.*found \[2\.0\]"):
         jaxdml.fit(X, None, loss="itml", pairs=np.array([[0, 1], [2, 3]]), similar=[1, 2])
 
 
@@ -541,8 +542,9 @@ def test_itml_default_pairs_rule():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         m = jaxdml.fit(X, y, loss="itml", max_iter=1, random_state=0)
-    s = m.info["similar"]
-    assert np.sum(s == 1) == np.sum(s == 0) == 8 * 81
+    s = m.info["labels"]
+    assert np.sum(s == 1) == np.sum(s == -1) == 8 * 81
+    np.testing.assert_array_equal(m.info["similar"], (s == 1).astype(float))
 
 
 def test_itml_default_gamma_keeps_the_pairs_total_weight():

@@ -163,9 +163,11 @@ _TUPLE_DEFECTS = {
     "empty": ((2, 3, 4), None, ("0 tuples",)),
     "one-d": ((2, 3, 4), None, ("2D", "2-D", "shape (")),
     "y-str": ((2,), None, ("pair labels",)),
-    "y-01": ((2,), None, ("pair labels",)),
-    "y-bool": ((2,), None, ("pair labels",)),
+    "y-01": ((2,), None, ()),  # 1/0 flags: accepted, the fit of the +1/-1 labels
+    "y-bool": ((2,), None, ()),  # booleans: accepted, likewise
     "y-nan": ((2,), None, ("pair labels",)),
+    "y-2": ((2,), None, ("pair labels",)),
+    "y-mixed": ((2,), None, ("pair labels", "mix the two conventions")),
     "y-length": ((2,), None, ("one label per pair",)),
     "y-none": ((2,), None, ("pairs need labels",)),
     "y-given": ((3, 4), None, ("y must be None",)),
@@ -212,7 +214,8 @@ def _tuple_probe(rng, X):
         data = data[:, 0] if form != "formed" else data[0, 0]
     elif defect.startswith("y-") and defect != "y-given":
         y = {"y-str": y.astype(str), "y-01": (y > 0).astype(int), "y-bool": y > 0, "y-length": y[:-1],
-             "y-none": None, "y-nan": np.where(np.arange(len(y)) == 3, np.nan, y.astype(float))}[defect]
+             "y-none": None, "y-nan": np.where(np.arange(len(y)) == 3, np.nan, y.astype(float)),
+             "y-2": np.where(y > 0, 2, 0), "y-mixed": np.where(np.arange(len(y)) == 3, 0, y)}[defect]
     elif defect == "y-given":
         y = np.ones(len(idx))
     elif defect == "pre-1d":
@@ -230,20 +233,21 @@ def _tuple_probe(rng, X):
 
 def test_tuples_and_preprocessors_give_clear_errors_or_the_formed_fit(points):
     """Tuple inputs of every kind with one defect each (index dtype and range, arity, NaN, labels,
-    the preprocessor): a clear error naming it, or (no defect, or float indices holding whole
-    numbers) a finite PSD metric equal to the fit on the same tuples formed from the rows."""
+    the preprocessor): a clear error naming it, or (no defect, float indices holding whole numbers,
+    pair labels given as 1/0 or booleans) a finite PSD metric equal to the fit on the same tuples formed
+    from the rows with +1/-1 labels."""
     X, _ = points
     rng = np.random.default_rng(24)
     for i in range(_cases(24)):
         arity, make, data, y, pre, idx, defect, names = _tuple_probe(rng, X)
         what = f"probe {i}: {defect}, arity {arity}"
         kind, est, caught = _outcome(lambda: make(preprocessor=pre).fit(data, y), names, what)
-        if defect not in ("none", "float-whole"):
+        if defect not in ("none", "float-whole", "y-01", "y-bool"):
             assert kind == "error", f"{what}: accepted"
             continue
         assert kind == "result", f"{what}: {est}"
         _honest(est, caught, what)
-        formed = make().fit(X[idx], y)
+        formed = make().fit(X[idx], None if y is None else np.where(np.asarray(y) > 0, 1, -1))
         np.testing.assert_array_equal(est.components_, formed.components_, err_msg=what)
         score = est.score(data, y) if arity == 2 else est.score(data)
         assert 0.0 <= score <= 1.0, what

@@ -7,7 +7,8 @@ test_utils.py (tuple inputs: shapes, arity, preprocessor as array or callable, t
 and test_sklearn_compat.py (weakly supervised learners fitted on tuples; the scikit-learn estimator
 checks themselves run in tests/test_estimators.py). Differences by design: one class takes labels or
 tuples (metric-learn has ``X`` / ``X_Supervised`` pairs of classes; the ``*_Supervised`` names exist as
-thin subclasses); pair labels must be exactly +1 / -1 (metric-learn ignores other values silently); the
+thin subclasses); pair labels are +1 / -1, 1 / 0 or booleans, converted once to +1 / -1, and any other
+value is an error (metric-learn ignores other values silently; tests/test_pair_labels.py); the
 tuple-classifier methods exist only once they apply (``hasattr`` is False otherwise).
 """
 
@@ -89,7 +90,8 @@ def test_tuple_input_errors(data):
     itml = jaxdml.ITML(max_iter=5)
     cases = [
         (lambda: itml.fit(X[idx], None), "pairs need labels y"),
-        (lambda: itml.fit(X[idx], np.where(yp > 0, 1, 0)), r"must be \+1 \(similar\) or -1"),
+        (lambda: itml.fit(X[idx], np.where(yp > 0, 2, 0)), r"must be \+1/-1 or 1/0.*found \[2\.0\]"),
+        (lambda: itml.fit(X[idx], np.where(yp > 0, 1, 0) - (np.arange(yp.size) == 0)), "mix the two conventions"),
         (lambda: itml.fit(X[idx], yp[:-1]), "one label per pair"),
         (lambda: itml.fit(np.stack([X[idx[:, 0]]] * 3, 1), yp), r"tuples of 3 element\(s\) given.*2 \(pairs\)"),
         (lambda: itml.fit(np.where(np.isnan(X[idx]), 0, np.inf), yp), "NaN or infinity"),

@@ -66,9 +66,12 @@ def label_pair_scatters(X, codes):
 
 
 def pair_scatters(X, a, b, similar):
-    """Mean scatters of the differences ``x_a - x_b`` over the similar / dissimilar pairs given."""
+    """Mean scatters of the differences ``x_a - x_b`` over the similar / dissimilar pairs given.
+
+    ``similar``: the pairs' labels, +1 similar / -1 dissimilar (the library's convention; 1/0 flags
+    read the same way: a pair is similar where its label is positive)."""
     X = np.asarray(X, dtype=np.float64)
-    s = np.asarray(similar) == 1
+    s = np.asarray(similar) > 0
     diff = X[a] - X[b]
     Ds, Dd = diff[s], diff[~s]
     return _sym(Ds.T @ Ds) / max(len(Ds), 1), _sym(Dd.T @ Dd) / max(len(Dd), 1), len(Ds), len(Dd)

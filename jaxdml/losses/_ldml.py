@@ -96,13 +96,13 @@ def ldml_pairs(M, problem, *, b=1.0):
         \frac{1}{|P|} \sum_{(i, j) \in P} s_{ij}\,\mathrm{softplus}(d_{ij} - b)
         + (1 - s_{ij})\,\mathrm{softplus}(b - d_{ij}), \qquad d_{ij} = \|x_i - x_j\|_M^2,
 
-    the same per-pair term as :func:`ldml` with :math:`s_{ij}` the pair's similarity flag instead
-    of :math:`[y_i = y_j]`. ``problem`` is a :class:`jaxdml.PairsProblem` (padding pairs masked by
-    ``pair_mask``). Convex in ``M``.
+    the same per-pair term as :func:`ldml` with :math:`s_{ij} = [\ell_{ij} > 0]` (the pair's label
+    :math:`\ell_{ij}` is +1 similar, -1 dissimilar) instead of :math:`[y_i = y_j]`. ``problem`` is a
+    :class:`jaxdml.PairsProblem` (padding pairs masked by ``pair_mask``). Convex in ``M``.
     """
     diff = problem.X[problem.a] - problem.X[problem.b]
     D = jnp.einsum("pi,ij,pj->p", diff, M, diff)
     z = b - D
-    nll = jnp.where(problem.similar > 0, jax.nn.softplus(-z), jax.nn.softplus(z))
+    nll = jnp.where(problem.labels > 0, jax.nn.softplus(-z), jax.nn.softplus(z))
     w = problem.pair_mask
     return jnp.sum(w * nll) / jnp.maximum(jnp.sum(w), 1.0)

@@ -9,8 +9,9 @@ Two kinds of problem pytree are accepted:
 * :class:`jaxdml.problems.LabeledProblem` - *every* pair ``i < j`` of the (unpadded) rows takes
   part: similar when ``y_i == y_j``, dissimilar otherwise. Pair quantities are ``(n, n)``
   matrices built with one GEMM (``|a|^2 + |b|^2 - 2 a.b``), never ``(n, n, d)`` differences.
-* :class:`jaxdml.problems.PairsProblem` - explicit index pairs ``(a_k, b_k)`` with 0/1 ``similar``
-  flags (weak supervision, or pairs sampled from labels when ``n`` is large). Pair quantities are
+* :class:`jaxdml.problems.PairsProblem` - explicit index pairs ``(a_k, b_k)`` with +1/-1 ``labels``
+  (weak supervision, or pairs sampled from labels when ``n`` is large), read through the problem's
+  0/1 views ``similar`` (``labels > 0``) and ``dissimilar`` (``labels < 0``). Pair quantities are
   ``(p,)`` vectors.
 """
 
@@ -47,7 +48,7 @@ def pair_weights(problem):
     triangle ``i < j``; for a :class:`~jaxdml.problems.PairsProblem` ``(p,)`` vectors.
     """
     if isinstance(problem, PairsProblem):
-        return problem.similar * problem.pair_mask, (1.0 - problem.similar) * problem.pair_mask
+        return problem.similar * problem.pair_mask, problem.dissimilar * problem.pair_mask
     n = problem.X.shape[0]
     m = problem.sample_mask
     upper = jnp.triu(jnp.ones((n, n), dtype=bool), k=1)
@@ -107,7 +108,7 @@ def lsi_objective(M, problem):
     .. math:: f(M) = \sum_{(i,j) \in D} \|x_i - x_j\|_M = \sum_{(i,j)\in D} \sqrt{\langle M, O_{ij}\rangle}
 
     ``D`` is every differently-labelled pair ``i < j`` (``LabeledProblem``) or the pairs flagged
-    ``similar == 0`` (``PairsProblem``). Concave in ``M``; LSI maximises it subject to
+    ``labels < 0`` (``PairsProblem``). Concave in ``M``; LSI maximises it subject to
     :func:`lsi_constraint` ``<= 1`` and ``M`` PSD.
 
     Examples
@@ -135,7 +136,7 @@ def dissimilar_scatter(problem):
     """
     X = problem.X
     if isinstance(problem, PairsProblem):
-        w = (1.0 - problem.similar) * problem.pair_mask
+        w = problem.dissimilar * problem.pair_mask
         D = X[problem.a] - X[problem.b]
         return symmetrize(D.T @ (D * w[:, None]))
     m = problem.sample_mask

@@ -121,8 +121,8 @@ class LDML(_PairsClassifierMixin, GradientMetricLearner):
     projection onto the PSD cone.
 
     ``fit(X, y)`` learns from class labels (all pairs); ``fit(pairs, y)`` from given pairs
-    (n_pairs, 2, n_features) with ``y`` in {-1, +1}, or integer index pairs with ``preprocessor``
-    (the same per-pair likelihood over the given pairs, from the identity; ``init``,
+    (n_pairs, 2, n_features) with ``y`` in {-1, +1} (or 1/0, or booleans), or integer index pairs with
+    ``preprocessor`` (the same per-pair likelihood over the given pairs, from the identity; ``init``,
     ``batch_size``, ``n_candidates`` and ``devices`` serve the labelled fit only). Fitted on pairs,
     it is a pair classifier (``predict``, ``decision_function``, ``score``, ``calibrate_threshold``).
 
@@ -180,20 +180,22 @@ class LDML(_PairsClassifierMixin, GradientMetricLearner):
         from .._validation import check_n_components
 
         n_components = check_n_components(self.n_components, data.X.shape[1], owner="LDML")
-        return ldml_from_pairs(data.X, data.idx, (data.y == 1).astype(float), b=self.b, n_components=n_components,
+        return ldml_from_pairs(data.X, data.idx, data.y, b=self.b, n_components=n_components,
                                max_iter=self.max_iter, tol=self.tol, learning_rate=self.learning_rate,
                                optimizer=self.optimizer, verbose=self.verbose)
 
 
-def ldml_from_pairs(X, pairs, similar, *, b, n_components, max_iter, tol, learning_rate, optimizer, verbose):
-    """LDML's solve step on given pairs (rows of ``X``): the gradient plan (:mod:`._plan`) of
+def ldml_from_pairs(X, pairs, labels, *, b, n_components, max_iter, tol, learning_rate, optimizer, verbose):
+    """LDML's solve step on given pairs (rows of ``X``, checked int64 indices) with their +1/-1 labels (as
+    :func:`jaxdml.methods._tuples.prepare_tuples` returns them): the gradient plan (:mod:`._plan`) of
     :func:`jaxdml.losses._ldml.ldml_pairs` over the PSD cone from the identity, with LDML's optimisation
     defaults (no large-data switch: the pairs are the data)."""
     spec = LDML_METHOD.loss._replace(fn=ldml_pairs, large_n=None)
 
     def pairs_problem(Xr):  # the rows after the PCA pre-projection a smaller n_components asks for
         bucket = bucket_size(len(pairs))
-        return make_pairs_problem(Xr, pairs, similar, pad_to=bucket, owner="LDML"), len(pairs), bucket
+        prob = make_pairs_problem(Xr, pairs, labels, pad_to=bucket, owner="LDML", validate=False)  # checked at the door
+        return prob, len(pairs), bucket
 
     p = plan(spec, "ldml", X, None, 0, n_components=n_components, random_state=None, max_iter=max_iter, tol=tol,
              verbose=verbose, init="identity", optimizer=optimizer, learning_rate=learning_rate, batch_size=None,

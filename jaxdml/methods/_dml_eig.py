@@ -79,7 +79,7 @@ def _dml_eig(X, codes, n_classes, *, n_components, random_state, max_iter, tol, 
         n_real = int(np.sum(np.asarray(problem.pair_mask)))
         A, n_sim = similar_scatter64(
             X, None, (np.asarray(problem.a)[:n_real], np.asarray(problem.b)[:n_real],
-                      np.asarray(problem.similar)[:n_real]))
+                      np.asarray(problem.labels)[:n_real]))
     if not np.trace(A) > 0:
         raise ValueError("DML-eig: the similar pairs all join identical rows (their scatter X_S is 0).")
     # Whitening W = (X_S / |S| + floor)^{-1/2}: the constraint becomes tr(S) <= 1 and mu is on
@@ -89,7 +89,8 @@ def _dml_eig(X, codes, n_classes, *, n_components, random_state, max_iter, tol, 
     W = (U / np.sqrt(w)) @ U.T
     if nearest:  # the pairs that hold the soft minimum: nearest impostors in the starting metric
         a, b = nearest_impostor_pairs(X @ W, codes, DML_EIG_IMPOSTORS, DML_EIG_ANCHORS, rng)
-        problem = make_pairs_problem(X, np.stack([a, b], axis=1), np.zeros(a.size), pad_to=bucket_size(a.size))
+        problem = make_pairs_problem(X, np.stack([a, b], axis=1), -np.ones(a.size, np.int64),  # all dissimilar
+                                     pad_to=bucket_size(a.size), validate=False)
     zproblem = problem._replace(X=to_device(np.asarray(problem.X, np.float64) @ W, problem.X.dtype))
     max_iter = 100 if max_iter is None else int(max_iter)
     st = dml_eig_solve(zproblem, mu=float(mu), max_iter=max_iter, tol=float(tol))

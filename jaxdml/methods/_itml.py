@@ -160,6 +160,8 @@ def _itml(X, codes, n_classes, *, n_components, random_state, max_iter, tol, ver
     prior over all pairs of rows of ``X`` (1e6 sampled pairs for large data), unless ``bounds=(u,
     l)`` is given. Prior ``M0``: "identity" (default), "covariance" (inverse sample covariance,
     i.e. the Mahalanobis distance) or a positive definite matrix.
+    ``info``: ``pairs`` the constraints used (interleaved), ``labels`` their +1/-1 labels and
+    ``similar`` the same as 0/1 flags.
     """
     tol = 1e-5 if tol is None else float(tol)
     rng = check_random_state(random_state)
@@ -185,7 +187,7 @@ def _itml(X, codes, n_classes, *, n_components, random_state, max_iter, tol, ver
     a, b, s, V = a[order], b[order], s[order], V[order]
     c = V.shape[0]
     pad = bucket_size(c, minimum=32) - c  # each padded row costs a step of every sweep: a fine grid
-    delta = np.concatenate([2.0 * s - 1.0, np.zeros(pad)])
+    delta = np.concatenate([s, np.zeros(pad)]).astype(np.float64)  # the pair labels +1/-1, 0 on padding
     xi0 = np.where(delta > 0, u, l)
     Vp = np.concatenate([V, np.zeros((pad, V.shape[1]))])
     max_iter = 1000 if max_iter is None else int(max_iter)
@@ -198,7 +200,8 @@ def _itml(X, codes, n_classes, *, n_components, random_state, max_iter, tol, ver
     return factor_result(
         M, n_components, n_iter=n_iter, converged=converged, loss_history=hist,
         loss=float(hist[-1]) if n_iter else 0.0,
-        info=dict(bounds=(u, l), prior=M0, pairs=np.stack([a, b], axis=1), similar=s,
+        info=dict(bounds=(u, l), prior=M0, pairs=np.stack([a, b], axis=1), labels=s,
+                  similar=(s > 0).astype(np.float64),  # 0/1 flags, as this key has always held
                   slack_bounds=st.xi[:c], dual=st.lam[:c], dual_change=st.change[:n_iter]),
     )
 

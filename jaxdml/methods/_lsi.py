@@ -62,8 +62,8 @@ def _check_lsi_bounded(A, X, codes, sup_or_problem, name="lsi"):
     if null.shape[1] == 0:
         return
     if isinstance(sup_or_problem, tuple):
-        a, b, s = sup_or_problem
-        Dv = (X[a] - X[b])[s == 0]
+        a, b, s = sup_or_problem  # s: +1/-1 pair labels
+        Dv = (X[a] - X[b])[s < 0]
         XD = Dv.T @ Dv
     else:
         sc = X.sum(axis=0)
@@ -102,7 +102,7 @@ def _lsi(X, codes, n_classes, *, n_components, random_state, max_iter, tol, verb
     else:
         n_real = int(np.sum(np.asarray(problem.pair_mask)))
         pair_sup = (np.asarray(problem.a)[:n_real], np.asarray(problem.b)[:n_real],
-                    np.asarray(problem.similar)[:n_real])
+                    np.asarray(problem.labels)[:n_real])
         A, _ = similar_scatter64(X, None, pair_sup)
     trace = float(np.trace(A))
     if not trace > 0:

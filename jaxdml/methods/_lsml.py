@@ -35,8 +35,8 @@ def quadruplets_from_labels(codes, n_constraints, rng):
     """``(n, 4)`` quadruplets ``(a, b, c, d)``: ``(a, b)`` of one class, ``(c, d)`` of two classes;
     ``n_constraints`` of each kind sampled, the shorter list sets the number (as metric-learn)."""
     a, b, s = sample_pairs(codes, n_constraints, n_constraints, rng)
-    pos = rng.permutation(np.flatnonzero(s == 1))
-    neg = rng.permutation(np.flatnonzero(s == 0))
+    pos = rng.permutation(np.flatnonzero(s > 0))  # s: +1/-1 pair labels
+    neg = rng.permutation(np.flatnonzero(s < 0))
     m = min(pos.size, neg.size)
     if m == 0:
         raise ValueError("LSML: the labels give no similar pair or no dissimilar pair to compare.")

@@ -38,7 +38,7 @@ class MMC(PairsMetricLearner):
     ``reg``), with metric-learn's parameter names: ``max_proj`` is LSI's ``proj_iter`` (Dykstra
     projection rounds per step). ``fit(X, y)`` builds the pairs from labels
     (metric-learn's ``MMC_Supervised``); ``fit(pairs, y)`` takes formed pairs (n_pairs, 2, n_features)
-    with ``y`` in {-1, +1} (or index pairs with ``preprocessor``), metric-learn's ``MMC``; and
+    with ``y`` in {-1, +1} (or 1/0, or booleans; or index pairs with ``preprocessor``), metric-learn's ``MMC``; and
     ``fit(X, pairs=..., similar=...)`` index pairs into ``X``.
 
     Parameters

@@ -8,17 +8,27 @@ similarity scatter and DML-eig's whitening, in float64), calling the jitted solv
 Supervision
 -----------
 ``jaxdml.fit(X, y, loss=...)`` builds the pairs from the labels. Weak supervision passes
-``pairs`` (an ``(n_pairs, 2)`` int array of row indices of ``X``) and ``similar`` (0/1 flags)
-instead of ``y``::
+``pairs`` (an ``(n_pairs, 2)`` int array of row indices of ``X``) and ``similar`` (pair labels:
++1/-1, 1/0 flags or booleans) instead of ``y``::
 
     jaxdml.fit(X, None, loss="itml", pairs=pairs, similar=similar)
 
 (their records have ``supervised=False`` so that ``fit`` lets ``y=None`` through; the solve
 steps check that either labels with two classes or pairs are given). The estimators take the
 same ``pairs``/``similar`` in ``fit`` (:class:`PairsMetricLearner`), and metric-learn's forms:
-``fit(pairs, y)`` with formed pairs (n_pairs, 2, n_features) and ``y`` in {-1, +1}, or integer
+``fit(pairs, y)`` with formed pairs (n_pairs, 2, n_features) and ``y`` in {-1, +1} (or 1/0, or
+booleans), or integer
 index pairs (n_pairs, 2) with ``preprocessor=X`` (:mod:`jaxdml.methods._tuples`); fitted so, they
 are pair classifiers (:class:`jaxdml.methods._tuple_classifiers._PairsClassifierMixin`).
+
+Pair labels
+-----------
+The library reads one convention, +1 (similar) / -1 (dissimilar). :func:`supervision` is the door
+of ``pairs=``/``similar=``: it checks the pairs with :func:`jaxdml._validation.index_tuples` and
+converts the labels with :func:`jaxdml._validation.check_pair_labels` (the one conversion, which
+the metric-learn forms go through as well), and :func:`sample_pairs` labels the pairs it draws +1/-1.
+Everything after, here and in the solve steps, reads +1/-1: ``s > 0`` selects the similar pairs,
+``s < 0`` the dissimilar ones.
 """
 
 from __future__ import annotations
@@ -31,10 +41,11 @@ from sklearn.utils.validation import validate_data
 from .._padding import bucket_size
 from .._validation import Interval
 from ..linalg import components_from_metric
-from ..problems import make_pairs_problem, make_problem, pairs_from_labels
+from ..problems import labelled_pairs, make_pairs_problem, make_problem
 from ._base import BaseMetricLearner
 from ._tuple_classifiers import _PairsClassifierMixin
-from ._tuples import index_tuples, input_kind
+from .._validation import check_pair_labels, index_tuples
+from ._tuples import input_kind
 from .._warnings import warn as _warn
 from .._warnings import warn_not_converged
 
@@ -70,12 +81,14 @@ _ENUMERATE_LIMIT = 3000
 
 
 def supervision(name, X, codes, n_classes, pairs, similar):
-    """Validate the supervision; returns ``None`` (labels) or ``(a, b, s)`` (explicit pairs)."""
+    """Validate the supervision; returns ``None`` (labels) or ``(a, b, s)`` (explicit pairs: int64
+    row indices and int64 pair labels, +1 similar / -1 dissimilar, pairs of a row with itself
+    dropped)."""
     if pairs is None and similar is None:
         if codes is None:
             raise ValueError(
                 f"method {name!r} needs class labels y, or weak supervision through "
-                "pairs=(n_pairs, 2) row indices and similar=0/1 flags; got neither."
+                "pairs=(n_pairs, 2) row indices and similar= pair labels (+1/-1 or 1/0); got neither."
             )
         if n_classes < 2:
             raise ValueError(
@@ -87,13 +100,10 @@ def supervision(name, X, codes, n_classes, pairs, similar):
         raise ValueError(f"method {name!r}: pairs and similar must be given together.")
     if codes is not None:
         raise ValueError(f"method {name!r}: give either labels y or pairs/similar, not both.")
-    if np.ndim(pairs) != 2 or np.shape(pairs)[1] != 2:
-        raise ValueError(f"method {name!r}: pairs must have shape (n_pairs, 2); got {np.shape(pairs)}.")
     pairs = index_tuples(pairs, f"method {name!r}", arity=2, n_rows=np.shape(X)[0], what="pair",
-                         name="pairs")  # the one check
-    prob = make_pairs_problem(X, pairs, similar, owner=f"method {name!r}")  # 0/1 flags, one per pair
-    a, b = np.asarray(prob.a, np.int64), np.asarray(prob.b, np.int64)
-    s = np.asarray(prob.similar, np.float64)
+                         name="pairs")  # the one check of index tuples
+    s = check_pair_labels(similar, pairs.shape[0], f"method {name!r}", name="similar")  # -> +1/-1, once
+    a, b = pairs[:, 0], pairs[:, 1]
     keep = a != b
     if not np.all(keep):
         _warn(f"method {name!r}: {int(np.sum(~keep))} pair(s) of a row with itself ignored.",
@@ -103,14 +113,15 @@ def supervision(name, X, codes, n_classes, pairs, similar):
 
 
 def sample_pairs(codes, n_similar, n_dissimilar, rng):
-    """``(a, b, s)``: ``n_similar`` same-label and ``n_dissimilar`` different-label pairs.
+    """``(a, b, s)``: ``n_similar`` same-label and ``n_dissimilar`` different-label pairs, ``s`` their
+    int64 labels (+1 similar, -1 dissimilar).
 
-    Small data: :func:`jaxdml.problems.pairs_from_labels` (exact, without replacement). Large
+    Small data: :func:`jaxdml.problems.labelled_pairs` (exact, without replacement). Large
     data: uniform sampling of pairs without enumerating them (duplicates removed).
     """
     n = codes.shape[0]
     if n <= _ENUMERATE_LIMIT:
-        return pairs_from_labels(codes, n_similar=n_similar, n_dissimilar=n_dissimilar, random_state=rng)
+        return labelled_pairs(codes, n_similar=n_similar, n_dissimilar=n_dissimilar, random_state=rng)
     counts = np.bincount(codes)
     order = np.argsort(codes, kind="stable")
     starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
@@ -121,7 +132,7 @@ def sample_pairs(codes, n_similar, n_dissimilar, rng):
         c = rng.choice(len(counts), size=n_similar, p=w / w.sum())
         i = rng.randint(0, counts[c])
         j = (i + 1 + rng.randint(0, np.maximum(counts[c] - 1, 1))) % counts[c]
-        out.append((order[starts[c] + i], order[starts[c] + j], np.ones(n_similar)))
+        out.append((order[starts[c] + i], order[starts[c] + j], np.ones(n_similar, np.int64)))
     # dissimilar: a first row with probability ~ n - n_{y_i}, then a row of another class
     wi = (n - counts[codes]).astype(np.float64)
     if n_dissimilar and wi.sum() > 0:
@@ -129,7 +140,7 @@ def sample_pairs(codes, n_similar, n_dissimilar, rng):
         ci = codes[i]
         k = rng.randint(0, n - counts[ci])  # position among the rows outside class ci
         j = order[np.where(k < starts[ci], k, k + counts[ci])]
-        out.append((i, j, np.zeros(n_dissimilar)))
+        out.append((i, j, -np.ones(n_dissimilar, np.int64)))
     a = np.concatenate([o[0] for o in out])
     b = np.concatenate([o[1] for o in out])
     s = np.concatenate([o[2] for o in out])
@@ -153,7 +164,8 @@ def factor_result(M, n_components, **out):
 
 
 def check_both_kinds(name, s):
-    n_sim, n_dis = int(np.sum(s == 1)), int(np.sum(s == 0))
+    """Pair labels ``s`` (+1/-1) must hold both kinds."""
+    n_sim, n_dis = int(np.sum(s > 0)), int(np.sum(s < 0))
     if n_sim == 0 or n_dis == 0:
         raise ValueError(
             f"method {name!r} needs both similar and dissimilar pairs; got {n_sim} similar and "
@@ -172,14 +184,15 @@ def pair_problem(name, X, codes, n_classes, sup, n_constraints, rng):
     else:
         a, b, s = sup
     check_both_kinds(name, s)
-    return make_pairs_problem(X, np.stack([a, b], axis=1), s, pad_to=bucket_size(len(a)))
+    return make_pairs_problem(X, np.stack([a, b], axis=1), s, pad_to=bucket_size(len(a)), validate=False)
 
 
 def similar_scatter64(X, codes, sup_or_problem):
-    """``X_S`` and ``|S|`` in float64 on the host (class scatters, or the similar pairs)."""
+    """``X_S`` and ``|S|`` in float64 on the host (class scatters, or the similar pairs of ``(a, b, s)``,
+    ``s`` +1/-1)."""
     if isinstance(sup_or_problem, tuple):
         a, b, s = sup_or_problem
-        D = (X[a] - X[b])[s == 1]
+        D = (X[a] - X[b])[s > 0]
         return D.T @ D, float(D.shape[0])
     A = np.zeros((X.shape[1], X.shape[1]))
     n_pairs = 0.0
@@ -209,12 +222,12 @@ class PairsMetricLearner(_PairsClassifierMixin, BaseMetricLearner):
             Points; formed pairs; or integer index pairs into the ``preprocessor``.
         y : array-like of shape (n_samples,) or (n_pairs,), optional
             Class labels of the points (pairs of equal labels are similar, of different labels
-            dissimilar); for pairs, +1 (similar) or -1 (dissimilar).
+            dissimilar); for pairs, +1 (similar) or -1 (dissimilar), or 1/0, or booleans.
         pairs : int array-like of shape (n_pairs, 2), optional
             Row indices of ``X`` forming each constrained pair (weak supervision, instead of
             ``y``).
         similar : array-like of shape (n_pairs,), optional
-            1 for a similar pair, 0 for a dissimilar one.
+            Pair labels: +1/-1, 1/0 or booleans (+1, 1, True for a similar pair).
         calibration_params : dict, optional
             Fitting on pairs ends with ``calibrate_threshold(pairs, y, **calibration_params)``
             (default: the accuracy on the training pairs).

@@ -30,7 +30,8 @@ _CONSTRAINTS = {
 
 
 def sdml_matrix(X, a, b, s, M0, balance, pd_margin):
-    """The graphical lasso's matrix ``S = M0^{-1} + eta * sum y (x_a - x_b)(x_a - x_b)^T``.
+    """The graphical lasso's matrix ``S = M0^{-1} + eta * sum y (x_a - x_b)(x_a - x_b)^T``, with ``y = s``
+    the pairs' labels (+1 similar, -1 dissimilar).
 
     The problem is bounded below only when ``S`` is (nearly) positive definite. Where the pair
     term would push an eigenvalue of ``M0^{-1/2} S M0^{-1/2}`` below ``pd_margin``, ``eta`` is
@@ -40,7 +41,7 @@ def sdml_matrix(X, a, b, s, M0, balance, pd_margin):
     P = np.linalg.inv(M0)
     P = 0.5 * (P + P.T)
     D = X[a] - X[b]
-    K = (D.T * (2.0 * s - 1.0)) @ D
+    K = (D.T * s) @ D
     w, U = np.linalg.eigh(M0)
     R = (U * np.sqrt(w)) @ U.T  # M0^{1/2} = P^{-1/2}
     kmin = float(np.linalg.eigvalsh(R @ K @ R)[0])
@@ -54,7 +55,8 @@ def sdml_matrix(X, a, b, s, M0, balance, pd_margin):
 def _sdml(X, codes, n_classes, *, n_components, random_state, max_iter, tol, verbose, balance_param,
           sparsity_param, prior, pd_margin, n_constraints, pairs, similar):
     """Pairs (from labels: ``n_constraints`` of each kind, default ``20 * n_classes**2`` as
-    metric-learn), ``S``, then the graphical lasso by ADMM in float64."""
+    metric-learn), ``S``, then the graphical lasso by ADMM in float64. ``info``: ``pairs``, their +1/-1
+    ``labels`` and ``similar``, the same as 0/1 flags."""
     rng = check_random_state(random_state)
     sup = supervision("sdml", X, codes, n_classes, pairs, similar)
     if sup is None:
@@ -77,7 +79,8 @@ def _sdml(X, codes, n_classes, *, n_components, random_state, max_iter, tol, ver
     loss = float(x64_call(_sdml_objective, M, S, float(sparsity_param)))
     return dict(metric=M, n_iter=n_iter, converged=converged, loss=loss, loss_history=np.array([loss]),
                 info=dict(balance=eta, S=S, prior=M0, sparse_metric=st.Z, pairs=np.stack([a, b], axis=1),
-                          similar=s, residuals=(float(st.primal), float(st.dual))))
+                          labels=s, similar=(s > 0).astype(np.float64),  # 0/1 flags, as this key has always held
+                          residuals=(float(st.primal), float(st.dual))))
 
 
 SDML_METHOD = Method(

@@ -4,7 +4,9 @@ Mixins for :class:`jaxdml.methods._base.BaseMetricLearner` subclasses:
 
 * :class:`_PairsClassifierMixin` - ``predict(pairs)`` in {-1, +1} (+1: distance <= ``threshold_``),
   ``decision_function`` (= ``pair_score`` = -distance: larger is more similar), ``score`` (ROC AUC),
-  ``set_threshold``, ``calibrate_threshold``. Available on an estimator fitted on pairs (whose
+  ``set_threshold``, ``calibrate_threshold``. Pair labels ``y`` (``fit``, ``score``,
+  ``calibrate_threshold``) are +1/-1, 1/0 or booleans, converted to +1/-1 by the one door
+  :func:`jaxdml._validation.check_pair_labels`. Available on an estimator fitted on pairs (whose
   fit calibrates the threshold for accuracy on the training pairs, as metric-learn does) or, after
   ``set_threshold``/``calibrate_threshold``, on one fitted from labels.
 * :class:`_TripletsClassifierMixin` - on triplets ``(a, b, c)``: ``decision_function = d(a, c) -
@@ -64,12 +66,13 @@ def calibrate_threshold(distances, y, strategy="accuracy", *, beta=1.0, min_rate
     positive rate subject to a true negative rate ``>= min_rate``, ``"max_tnr"`` the true
     negative rate subject to a true positive rate ``>= min_rate``. Ties: the smaller threshold,
     except ``"max_tnr"``, which takes the larger (the higher true positive rate). The threshold is
-    the largest accepted distance (just below the smallest one when none is accepted).
+    the largest accepted distance (just below the smallest one when none is accepted). ``y`` holds
+    +1/-1 labels (the estimator's door, :func:`jaxdml._validation.check_pair_labels`, converted them).
     """
     _check_calibration(strategy, beta, min_rate)
     d = np.asarray(distances, dtype=np.float64)
     y = np.asarray(y)
-    pos = y == 1
+    pos = y > 0
     P, n = int(pos.sum()), d.size
     N = n - P
     if P == 0 or N == 0:
@@ -182,7 +185,8 @@ class _PairsClassifierMixin:
 
     @_available_when(_pair_problem)
     def score(self, pairs, y) -> float:
-        """ROC AUC of ``decision_function`` for the pair labels ``y`` in {-1, +1}."""
+        """ROC AUC of ``decision_function`` for the pair labels ``y`` (+1/-1, 1/0 or booleans; similar
+        first)."""
         from sklearn.metrics import roc_auc_score
 
         d = self.decision_function(pairs)
@@ -209,7 +213,7 @@ class _PairsClassifierMixin:
         Parameters
         ----------
         pairs : (n_pairs, 2, n_features) or index pairs (n_pairs, 2) with a preprocessor
-        y : (n_pairs,) in {-1, +1}
+        y : (n_pairs,) pair labels: +1/-1, 1/0 or booleans (+1, 1, True: similar)
         strategy : str, default="accuracy"
         beta : float, default=1.0
             For "f_beta".

@@ -3,7 +3,7 @@
 Input kinds (decided by :func:`input_kind`, in this order):
 
 * ``X.ndim == 3``: **formed tuples** of shape ``(n_tuples, k, n_features)`` - pairs (k = 2, with
-  ``y`` in {-1, +1}), triplets (k = 3) or quadruplets (k = 4, both without ``y``);
+  labels ``y``), triplets (k = 3) or quadruplets (k = 4, both without ``y``);
 * ``X.ndim == 2`` and the estimator has a ``preprocessor`` (an array of rows, or a callable mapping a
   1-D index array to the rows): **index tuples** of shape ``(n_tuples, k)``, integers (floats
   holding whole numbers are read as integers; any other dtype is an error, never points);
@@ -13,10 +13,17 @@ Input kinds (decided by :func:`input_kind`, in this order):
 Both tuple kinds are turned into the same canonical form :class:`TupleData`: the distinct rows
 that occur in the tuples (sorted, so the order in which the rows were given does not matter) and
 integer index tuples into them. A fit from formed tuples therefore equals, exactly, the fit from
-the same tuples given as indices with ``preprocessor=X``. :func:`fit_kwargs` maps the canonical
-form to the method layer's weak-supervision arguments: ``pairs=idx, similar=(y == 1)`` (k = 2),
+the same tuples given as indices with ``preprocessor=X``. Pair labels ``y`` may be +1/-1
+(metric-learn's convention), 1/0 or booleans; :func:`check_pair_labels` converts them, once, to the
+library's one convention, +1 (similar) / -1 (dissimilar). :func:`fit_kwargs` maps the canonical
+form to the method layer's weak-supervision arguments: ``pairs=idx, similar=y`` (k = 2, +1/-1),
 ``triplets=idx`` (k = 3: anchor, closer, farther) and ``quadruplets=idx`` (k = 4: ``d(a, b) <
 d(c, d)``).
+
+The checks themselves, :func:`index_tuples` (the one check of index tuples) and
+:func:`check_pair_labels` (the one check and conversion of pair labels), live in
+:mod:`jaxdml._validation`, below the maths layer, so that :func:`jaxdml.make_pairs_problem` uses them
+too; they are re-exported here.
 """
 
 from __future__ import annotations
@@ -24,6 +31,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+
+from .._validation import check_pair_labels, index_tuples
 
 __all__ = ["TupleData", "input_kind", "prepare_tuples", "form_tuples", "fit_kwargs", "check_pair_labels", "index_tuples",
            "TUPLE_NAMES"]
@@ -39,7 +48,8 @@ class TupleData(NamedTuple):
     ----------
     X : (n_rows, n_features) float64 - the distinct rows used by the tuples, sorted.
     idx : (n_tuples, k) int64 - row indices into ``X``.
-    y : (n_tuples,) int64 in {-1, +1} for pairs, else None.
+    y : (n_tuples,) int64 in {-1, +1} for pairs (+1 similar; whatever convention the caller used), else
+        None.
     arity : int - k.
     """
 
@@ -112,67 +122,6 @@ def _as_float(a, owner, what):
     return a
 
 
-def index_tuples(T, owner, *, arity=None, n_rows=None, what="tuple", name="index tuples", rows="X") -> np.ndarray:
-    """The one check of index tuples (every door that takes row indices uses it: ``fit`` with a
-    ``preprocessor``, ``jaxdml.fit(..., pairs=/triplets=/quadruplets=)``, the Mahalanobis API).
-
-    Returns ``T`` as an ``(n, k)`` int64 array. Checks: 2-D; ``k == arity`` when given; integers, or
-    floats that hold whole numbers (booleans, fractions, strings: a ``ValueError``); with ``n_rows``,
-    every index in ``[0, n_rows - 1]`` (``rows`` names what the indices point into). Messages name the
-    argument (``name``: ``"pairs"``, ``"triplets"``, ...).
-    """
-    idx = np.asarray(T)
-    out = None
-    if idx.dtype.kind in "iu":
-        out = idx.astype(np.int64)
-    elif idx.dtype.kind in "fO":
-        try:
-            f = idx.astype(np.float64)
-        except (TypeError, ValueError):
-            f = None
-        if f is not None and np.all(np.isfinite(f)) and np.all(f == np.round(f)):
-            out = f.astype(np.int64)
-    if out is None:
-        hint = " (with a preprocessor, 2-D input is read as index tuples)" if what == "tuple" else ""
-        raise ValueError(f"{owner}: {name} must hold integer row indices{hint}; got dtype {idx.dtype}"
-                         + (" with values that are not whole numbers" if idx.dtype.kind == "f" else "") + ".")
-    if out.ndim != 2 or (arity is not None and out.shape[1] != arity):
-        raise ValueError(f"{owner}: {name} must have shape (n, {arity or 'k'}); got {out.shape}.")
-    if n_rows is not None and out.size and (out.min() < 0 or out.max() >= n_rows):
-        bad = out[(out < 0) | (out >= n_rows)][:5].tolist()
-        raise ValueError(f"{owner}: {what} indices must lie in [0, {n_rows - 1}] ({rows} has {n_rows} rows); "
-                         f"{name} holds indices out of range: {bad}.")
-    return out
-
-
-_KINDS = {"b": "boolean", "U": "string", "S": "bytes", "V": "structured"}
-
-
-def check_pair_labels(y, n, owner) -> np.ndarray:
-    """Pair labels as int64 in {-1, +1}: the numbers +1 (similar) and -1 (dissimilar), one per pair.
-
-    The one check of pair labels (``fit``, ``calibrate_threshold`` and ``score`` use it): strings
-    such as ``"1"`` and booleans are refused, whatever they would convert to.
-    """
-    if y is None:
-        raise ValueError(f"{owner}: pairs need labels y: +1 for a similar pair, -1 for a dissimilar one.")
-    y = np.asarray(y)
-    if y.ndim != 1 or y.shape[0] != n:
-        raise ValueError(f"{owner}: y must be 1-D with one label per pair ({n}); got shape {y.shape}.")
-    flat = y.tolist() if y.dtype.kind == "O" else []
-    if y.dtype.kind in "bUSV" or any(isinstance(v, (str, bytes, bool, np.bool_)) or v is None for v in flat):
-        raise ValueError(f"{owner}: pair labels y must be the numbers +1 (similar) and -1 (dissimilar); got "
-                         f"{_KINDS.get(y.dtype.kind, 'object')} values such as {y[:3].tolist()}.")
-    try:
-        yf = y.astype(np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"{owner}: pair labels y must be +1 (similar) or -1 (dissimilar).") from None
-    if not np.all(np.isin(yf, (-1.0, 1.0))):
-        bad = np.unique(yf[~np.isin(yf, (-1.0, 1.0))])[:5].tolist()
-        raise ValueError(f"{owner}: pair labels y must be +1 (similar) or -1 (dissimilar); found {bad}.")
-    return yf.astype(np.int64)
-
-
 def _check_y(y, n, arity, owner):
     if arity != 2:
         if y is not None:
@@ -186,7 +135,8 @@ def prepare_tuples(X, y, *, arities, preprocessor=None, owner="fit") -> TupleDat
     """Validate tuples (formed or indices) and return them in canonical form (:class:`TupleData`).
 
     Checks: the arity is one of ``arities``; at least one tuple; finite numeric points; index
-    tuples in range; ``y`` in {-1, +1} with one entry per pair (pairs), ``None`` otherwise.
+    tuples in range; for pairs one label per pair, +1/-1, 1/0 or booleans (:func:`check_pair_labels`,
+    which converts them to +1/-1), ``None`` otherwise.
     """
     kind = input_kind(X, preprocessor)
     if kind == "points":
@@ -240,7 +190,7 @@ def form_tuples(X, *, arity, n_features, preprocessor=None, owner="pair_distance
 def fit_kwargs(data: TupleData) -> dict:
     """The method layer's weak-supervision arguments for tuples in canonical form."""
     if data.arity == 2:
-        return dict(pairs=data.idx, similar=(data.y == 1).astype(np.float64))
+        return dict(pairs=data.idx, similar=data.y)  # +1/-1 already
     if data.arity == 3:
         return dict(triplets=data.idx)
     if data.arity == 4:
