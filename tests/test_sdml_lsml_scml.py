@@ -273,6 +273,26 @@ def test_scml_knn_triplets_cap_is_a_stratified_anchor_subset(iris):
     assert np.all(y[capped[:, 0]] == y[capped[:, 1]]) and np.all(y[capped[:, 0]] != y[capped[:, 2]])
     np.testing.assert_array_equal(knn_triplets(X, y, 2, 3, max_triplets=10**6), full)  # under the cap
 
+def test_scml_knn_triplets_equal_a_brute_force_search_with_the_tie_rule(rng):
+    """The triplets come from the library's one neighbour search: against a plain NumPy k-NN with
+    the documented tie rule (distance, then lowest row index), on data with duplicated rows (ties,
+    and an anchor whose duplicates are as near as itself)."""
+    from jaxdml.methods._scml import knn_triplets
+
+    X = rng.integers(0, 4, (40, 3)).astype(float)  # whole numbers: equal distances are exactly equal
+    X[10], X[11], X[12] = X[9], X[9], X[9]
+    y = np.arange(40) % 3
+    y[9:13] = 0
+    kg, ki = 2, 3
+    d = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+    want = []
+    for i in range(40):
+        same = [j for j in np.lexsort((np.arange(40), d[i])) if y[j] == y[i] and j != i][:kg]
+        other = [j for j in np.lexsort((np.arange(40), d[i])) if y[j] != y[i]][:ki]
+        want += [(i, j, l) for j in same for l in other]
+    np.testing.assert_array_equal(knn_triplets(X, y, kg, ki), np.array(want))
+
+
 def test_scml_errors(iris):
     X, y = iris
     with pytest.raises(ValueError, match="out of range"):

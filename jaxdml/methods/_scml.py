@@ -16,6 +16,7 @@ from .._validation import Interval, Options
 from .._warnings import warn as _warn
 from ..exceptions import ConvergenceWarning
 from ..losses._scml import scml_rda
+from ..neighbors import knn_search
 from ..solvers._lmnn_active import stratified_subsample
 from ._pairs import warn_not_converged
 from ._record import Method
@@ -43,13 +44,12 @@ _CONSTRAINTS = {
 
 def knn_triplets(X, codes, k_genuine, k_impostor, max_triplets=None, random_state=None):
     """``(i, j, l)`` for each anchor row ``i``, its ``k_genuine`` nearest same-class rows ``j`` and
-    its ``k_impostor`` nearest other-class rows ``l`` (Euclidean, among all rows; all combinations).
+    its ``k_impostor`` nearest other-class rows ``l`` (Euclidean, among all rows; all combinations;
+    equal distances: the lower row index first, the rule of :func:`jaxdml.neighbors.knn_search`).
 
     Every row is an anchor while that makes at most ``max_triplets`` triplets (None: no cap);
     above, a class-stratified random subset of ``max_triplets // (k_genuine * k_impostor)``
     anchors (:data:`SCML_MAX_TRIPLETS`)."""
-    from sklearn.neighbors import NearestNeighbors
-
     counts = np.bincount(codes)
     kg = min(int(k_genuine), int(counts[counts > 0].min()) - 1)
     ki = min(int(k_impostor), int(codes.shape[0] - counts.max()))
@@ -63,17 +63,15 @@ def knn_triplets(X, codes, k_genuine, k_impostor, max_triplets=None, random_stat
     if max_triplets is not None and n * kg * ki > max_triplets:
         anchors = stratified_subsample(codes, max(int(max_triplets) // (kg * ki), 1), random_state,
                                        min_per_class=1)
-    is_anchor = np.zeros(n, bool)
-    is_anchor[anchors] = True
-    gen = np.zeros((n, kg), np.int64)
-    imp = np.zeros((n, ki), np.int64)
-    for c in np.flatnonzero(counts):
-        idx, other = np.flatnonzero(codes == c), np.flatnonzero(codes != c)
-        q = idx[is_anchor[idx]]
-        nn = NearestNeighbors(n_neighbors=kg + 1).fit(X[idx]).kneighbors(X[q], return_distance=False)
-        gen[q] = idx[nn[:, 1:]]  # the first neighbour is the anchor itself
-        imp[q] = other[NearestNeighbors(n_neighbors=ki).fit(X[other]).kneighbors(X[q], return_distance=False)]
-    gen, imp, n = gen[anchors], imp[anchors], anchors.size
+    Xq, cq = X[anchors], codes[anchors]
+    # the anchors are queries among all rows: kg + 1 same-class neighbours, then the anchor itself is
+    # dropped (where duplicates of it push it out of the kg + 1, the farthest one is)
+    near, _ = knn_search(Xq, kg + 1, Y=X, labels=cq, y_labels=codes, mode="same", exclude_self=False)
+    keep = near != anchors[:, None]
+    keep[keep.all(axis=1), -1] = False
+    gen = near[keep].reshape(anchors.size, kg).astype(np.int64)
+    imp, _ = knn_search(Xq, ki, Y=X, labels=cq, y_labels=codes, mode="other", exclude_self=False)
+    imp, n = imp.astype(np.int64), anchors.size
     i = np.repeat(anchors, kg * ki)
     j = np.repeat(gen, ki, axis=1).ravel()
     l = np.tile(imp, (1, kg)).ravel()
@@ -101,7 +99,6 @@ def lda_basis(X, codes, n_basis, rng):
     """SCML's local discriminative bases: LDA directions of the neighbourhoods (nearest members of
     each class, at two scales) of k-means centres (Shi et al. 2014, section 5)."""
     from sklearn.cluster import KMeans
-    from sklearn.neighbors import NearestNeighbors
 
     n, d = X.shape
     counts = np.bincount(codes)
@@ -110,15 +107,14 @@ def lda_basis(X, codes, n_basis, rng):
     n_clusters = min(int(np.ceil(n_basis / (2 * num_eig))), n)
     centres = KMeans(n_clusters, n_init=1, random_state=rng).fit(X).cluster_centers_
     scales = (20, 50) if d > 50 else (10, 20)
-    nbrs = {c: NearestNeighbors().fit(X[codes == c]) for c in np.flatnonzero(counts)}
+    members = {c: np.flatnonzero(codes == c) for c in np.flatnonzero(counts)}
     out = []
     for k in scales:
-        parts = [np.flatnonzero(codes == c)[nbrs[c].kneighbors(centres, n_neighbors=min(k, counts[c]),
-                                                                return_distance=False)]
-                 for c in nbrs]
+        parts = [rows[knn_search(centres, min(k, rows.size), Y=X[rows], exclude_self=False)[0]]
+                 for rows in members.values()]
         local = np.concatenate(parts, axis=1)  # (n_clusters, sum_c k_c), the same class pattern in each row
         cls = np.searchsorted(np.flatnonzero(counts), codes[local[0]])
-        out.append(_local_lda(X[local], cls, len(nbrs), num_eig))
+        out.append(_local_lda(X[local], cls, len(members), num_eig))
     B = np.concatenate(out)
     return B[np.linalg.norm(B, axis=1) > 0][:n_basis]
 
