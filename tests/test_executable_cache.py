@@ -100,6 +100,90 @@ def test_foreign_objects_are_not_cached():
         xc.describe(object())
 
 
+def test_describe_pins_down_static_values():
+    """Equal values describe equally (whatever their memory layout or insertion order); values that
+    could trace differently describe differently; what the description cannot pin down raises."""
+    import functools
+    import math
+    import types
+
+    from jaxdml.losses import lmnn, nca
+
+    d = xc.describe
+    assert d(0.1) == ("float", "float", (0.1).hex()) and d(np.float32(0.1)) != d(0.1)
+    assert len({d(1), d(1.0), d(True), d(np.int32(1))}) == 4
+    assert d(1 + 2j) == ("complex", (1.0).hex(), (2.0).hex()) != d(1 + 3j)
+    assert d(np.dtype(np.float32)) == ("dtype", "<f4") != d(np.dtype(np.float64))
+    assert d(float) == ("type", "builtins", "float") and d(np.float32) == ("type", "numpy", "float32")
+    # arrays by content: a Fortran-ordered copy is the same value, one changed element is not
+    A = np.arange(6.0).reshape(2, 3)
+    B = A.copy()
+    B[1, 2] += 1e-12
+    assert d(np.asfortranarray(A)) == d(A) != d(B)
+    assert d(A) != d(A.astype(np.float32)) and d(A) != d(A.reshape(3, 2))
+    # containers: mappings and sets whatever their order; tuples and lists apart
+    assert d({"a": 1, "b": 2}) == d({"b": 2, "a": 1}) == d(types.MappingProxyType({"a": 1, "b": 2}))
+    assert d({"b", "a", "c"}) == d(frozenset("cab")) and d({1, 2}) != d({1, 3})
+    assert d((1, 2)) != d([1, 2])
+    # functions: jaxdml's by name and what they close over; partials by their arguments; jitted ones
+    # by the wrapped function; JAX's and the math module's builtins by name; modules by name
+    assert d(nca) != d(lmnn) and d(nca)[1].endswith("jaxdml.losses._nca.nca@" + str(nca.__code__.co_firstlineno))
+    assert d(functools.partial(nca, reg=0.1)) != d(functools.partial(nca, reg=0.2))
+    assert d(functools.partial(nca, reg=0.1)) == ("partial", d(nca), d(()), d({"reg": 0.1}))
+    assert d(jax.jit(nca)) == ("jit", d(nca))
+    assert d(math.sqrt) == ("builtin", "math", "sqrt") and d(jaxdml) == ("module", "jaxdml")
+    for bad in (len, jax.jit(lambda x: x), types.SimpleNamespace(a=1), xc.Undescribable):
+        with pytest.raises(xc.Undescribable):
+            d(bad)
+    nested = 1
+    for _ in range(30):
+        nested = [nested]
+    d(nested)
+    for _ in range(15):
+        nested = [nested]
+    with pytest.raises(xc.Undescribable, match="too deep"):
+        d(nested)
+    with pytest.raises(xc.Undescribable, match="argument of type str"):
+        xc._leaf("text")  # a traced argument is an array or a number
+
+
+def test_cpu_key_without_proc_cpuinfo(monkeypatch):
+    """Where ``/proc/cpuinfo`` cannot be read, the CPU is described by the platform's machine and
+    processor names alone."""
+    import platform
+
+    from jaxdml import _executable_key as xk
+
+    def unreadable(path, *a, **k):
+        raise OSError(f"{path}: not readable")
+
+    monkeypatch.setattr(xk, "open", unreadable, raising=False)
+    expected = hashlib.sha256("\n".join([platform.machine(), platform.processor()]).encode()).hexdigest()
+    assert xk._cpu.__wrapped__() == expected
+
+
+def test_calls_the_key_cannot_describe_go_through_jit(folder):
+    """Inside a trace, with an array committed to a device, inside a named-axis or mesh context or
+    with a default device: the call is not keyed (nothing is stored) and returns what jax.jit does."""
+    f = xc.cached_jit(_affine, static_argnames=("n",))
+    X, W = _args()
+    expected = np.asarray(jax.jit(_affine)(X, W)[0])
+    s0 = xc.stats()
+    outs = [jax.jit(lambda a, b: f(a, b)[0])(X, W),  # traced arguments
+            f(jax.device_put(X, jax.devices()[0]), W)[0],  # a committed array
+            jax.vmap(lambda s: s * f(X, W)[0], axis_name="i")(jnp.ones(1))[0]]  # a named axis
+    with jax.set_mesh(jax.make_mesh((1,), ("data",), devices=jax.devices()[:1])):
+        outs.append(f(X, W)[0])
+    with jax.default_device(jax.devices()[0]):
+        outs.append(f(X, W)[0])
+    s1 = xc.stats()
+    assert s1["uncacheable"] - s0["uncacheable"] == len(outs) == 5
+    assert s1["stores"] == s0["stores"]
+    assert not os.path.isdir(folder) or not os.listdir(folder)
+    for out in outs:
+        np.testing.assert_allclose(np.asarray(out), expected, rtol=1e-6)
+
+
 def _uniform(key, x):
     return x + jax.random.uniform(key, x.shape, x.dtype)
 
