@@ -372,6 +372,85 @@ def test_size_bound_evicts_least_recently_used(folder):
     assert xc._read(str(folder), "k2", b"d") is not None
 
 
+def test_memory_holds_the_most_recent_programs(folder, monkeypatch):
+    """Beyond the in-memory bound the least recently used program is dropped; it is then loaded from
+    the folder again, not compiled."""
+    monkeypatch.setattr(xc, "_MEMORY_SIZE", 2)
+    f = xc.cached_jit(_affine, static_argnames=("n",))
+    shapes = [_args(n=k) for k in (4, 5, 6)]
+    expected = [np.asarray(jax.jit(_affine)(*a)[1]) for a in shapes]
+    for a in shapes:
+        f(*a)
+    s0 = xc.stats()
+    np.testing.assert_array_equal(np.asarray(f(*shapes[2])[1]), expected[2])  # still in memory
+    np.testing.assert_array_equal(np.asarray(f(*shapes[0])[1]), expected[0])  # dropped: from the folder
+    s1 = xc.stats()
+    assert (s1["memory_hits"] - s0["memory_hits"], s1["hits"] - s0["hits"], s1["stores"] - s0["stores"]) == (1, 1, 0)
+
+
+def _doubled_on_host(x):
+    return x + jax.pure_callback(lambda v: np.asarray(v) * 2, jax.ShapeDtypeStruct(x.shape, x.dtype), x)
+
+
+xc.register_name(_doubled_on_host, "tests._doubled_on_host")
+
+
+def test_writes_that_cannot_happen_leave_no_entry(folder):
+    """A program with a host callback cannot be serialized, an unpicklable tree cannot be written, a
+    folder that is a file or an entry path taken by a folder fail the write: the call still returns
+    the right values, and no entry or temporary file is left."""
+    s0 = xc.stats()
+    f = xc.cached_jit(_doubled_on_host)
+    np.testing.assert_array_equal(np.asarray(f(jnp.arange(3.0))), [0.0, 3.0, 6.0])
+    assert xc.stats()["stores"] == s0["stores"]
+    assert not os.path.isdir(folder) or not os.listdir(folder)
+    assert xc._write(str(folder), "k", b"d", b"payload", lambda: None, None) is False  # unpicklable
+    (folder.parent / "a-file").write_bytes(b"")
+    assert xc._write(str(folder.parent / "a-file"), "k", b"d", b"payload", None, None) is False
+    os.makedirs(folder / "k.jxe")  # the entry's path is taken
+    assert xc._write(str(folder), "k", b"d", b"payload", None, None) is False
+    assert os.path.isdir(folder / "k.jxe") and not [p for p in os.listdir(folder) if p.endswith(".part")]
+
+
+def test_unbounded_folder_evicts_nothing(folder):
+    os.makedirs(folder, exist_ok=True)
+    xc._state["max_bytes"] = 0
+    for i in range(3):
+        assert xc._write(str(folder), f"k{i}", b"d", bytes(100_000), None, None)
+    assert all(xc._read(str(folder), f"k{i}", b"d") is not None for i in range(3))
+
+
+def test_decorator_forms_and_static_arguments_given_by_position(folder):
+    """``@cached_jit(static_argnames="n")`` (a string, as jax.jit takes it): a static argument given by
+    position or by name is one key; another value is another key and another program."""
+
+    def power(x, n):
+        return x ** n
+
+    xc.register_name(power, "tests.power")
+    f = xc.cached_jit(static_argnames="n")(power)
+    x = np.arange(4.0, dtype=np.float32)
+    assert _key(f, x, 3) == f.key((x,), {"n": 3})[0] != _key(f, x, 2)
+    np.testing.assert_array_equal(np.asarray(f(x, 3)), x ** 3)
+    np.testing.assert_array_equal(np.asarray(f(x, n=2)), x ** 2)
+    assert f.__name__ == "power" and f.lower(x, n=2).compile() is not None
+
+
+def test_environment_switch_turns_the_layer_off(folder, monkeypatch):
+    """``JAXDML_EXECUTABLE_CACHE=0`` turns this layer off (unless switched on in the process): calls go
+    through jax.jit and nothing is stored."""
+    xc.set_enabled(None)
+    monkeypatch.setenv("JAXDML_EXECUTABLE_CACHE", "0")
+    assert xc.cache_dir() is None and not xc.is_enabled()
+    s0 = xc.stats()
+    f = xc.cached_jit(_affine, static_argnames=("n",))
+    X, W = _args()
+    np.testing.assert_array_equal(np.asarray(f(X, W)[1]), np.asarray(jax.jit(_affine)(X, W)[1]))
+    assert xc.stats() == s0 and not os.path.isdir(folder)
+    xc.set_enabled(True)
+    assert xc.cache_dir() == str(folder)
+
+
 def test_switch_and_opt_out(folder):
     assert xc.is_enabled()
     config.set_executable_cache(False)
