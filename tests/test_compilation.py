@@ -142,3 +142,93 @@ def test_quick_compile_options_fall_back_where_xla_does_not_know_them(monkeypatc
     np.testing.assert_array_equal(np.asarray(g(jnp.arange(3.0))), [0.0, 3.0, 6.0])
     assert _runtime._QUICK["known"] is (jax.default_backend() != "cpu")
     np.testing.assert_array_equal(np.asarray(g(jnp.arange(2.0))), [0.0, 3.0])  # no second attempt needed
+
+
+def test_default_cache_dir_follows_the_environment(monkeypatch, tmp_path):
+    from jaxdml.compilation import default_cache_dir
+
+    monkeypatch.delenv("JAXDML_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert default_cache_dir() == str(tmp_path / "xdg" / "jaxdml" / "xla")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    for xdg in (None, ""):  # unset or empty: ~/.cache
+        if xdg is None:
+            monkeypatch.delenv("XDG_CACHE_HOME")
+        else:
+            monkeypatch.setenv("XDG_CACHE_HOME", xdg)
+        assert default_cache_dir() == str(tmp_path / "home" / ".cache" / "jaxdml" / "xla")
+    monkeypatch.setenv("JAXDML_CACHE_DIR", str(tmp_path / "mine"))
+    assert default_cache_dir() == str(tmp_path / "mine")
+
+
+def test_bounded_cache_adds_the_missing_access_time_records(tmp_path):
+    """An entry without its ``-atime`` record (written by an unbounded use of the folder) gets one,
+    stamped now; existing records and other files are left alone; a missing folder is no error."""
+    import time
+
+    from jaxdml.compilation import _add_missing_access_times
+
+    (tmp_path / "a-cache").write_bytes(b"x")
+    (tmp_path / "b-cache").write_bytes(b"x")
+    (tmp_path / "b-atime").write_bytes(b"old")
+    (tmp_path / "notes.txt").write_bytes(b"")
+    before = time.time_ns()
+    _add_missing_access_times(str(tmp_path))
+    after = time.time_ns()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-atime", "a-cache", "b-atime", "b-cache", "notes.txt"]
+    stamp = (tmp_path / "a-atime").read_bytes()
+    assert len(stamp) == 8 and before <= int.from_bytes(stamp, "little") <= after
+    assert (tmp_path / "b-atime").read_bytes() == b"old"
+    _add_missing_access_times(str(tmp_path / "nope"))
+    assert not (tmp_path / "nope").exists()
+
+
+def test_default_cache_is_left_off_where_it_must_be(monkeypatch, tmp_path):
+    """ensure_default_cache turns the cache on once, and not when the user opted out, set a folder in
+    JAX, runs several jax.distributed processes, or the folder cannot be created (a warning then)."""
+    import jax
+
+    from jaxdml import _executable_cache, compilation
+
+    saved_dir = jax.config.jax_compilation_cache_dir
+    saved_enabled = jax.config.jax_enable_compilation_cache
+    saved_executables = dict(_executable_cache._state)
+    calls = []
+
+    def fresh():
+        monkeypatch.setattr(compilation, "_state", {"decided": False, "disabled": False})
+
+    try:
+        jax.config.update("jax_compilation_cache_dir", None)
+        # the folder cannot be created (a file stands in its way): a warning, nothing switched on
+        (tmp_path / "file").write_bytes(b"")
+        monkeypatch.setenv("JAXDML_CACHE_DIR", str(tmp_path / "file" / "xla"))
+        monkeypatch.delenv("JAXDML_COMPILATION_CACHE", raising=False)
+        fresh()
+        with pytest.warns(RuntimeWarning, match=r"cannot create the compilation cache folder .*JAXDML_CACHE_DIR"):
+            compilation.ensure_default_cache()
+        assert compilation._state["decided"] and jax.config.jax_compilation_cache_dir is None
+        assert jax.config.jax_enable_compilation_cache == saved_enabled
+        assert _executable_cache._state == saved_executables
+        # the other cases, with the switch itself replaced by a spy
+        monkeypatch.setattr(compilation, "enable_compilation_cache", lambda *a, **k: calls.append(a))
+        for off in ("0", " Off ", "false", "no"):
+            fresh()
+            monkeypatch.setenv("JAXDML_COMPILATION_CACHE", off)
+            compilation.ensure_default_cache()
+        monkeypatch.delenv("JAXDML_COMPILATION_CACHE")
+        fresh()
+        with monkeypatch.context() as m:
+            m.setattr(jax, "process_count", lambda: 2)
+            compilation.ensure_default_cache()
+        jax.config.update("jax_compilation_cache_dir", str(tmp_path / "users-own"))
+        fresh()
+        compilation.ensure_default_cache()
+        assert calls == []
+        jax.config.update("jax_compilation_cache_dir", None)
+        fresh()
+        compilation.ensure_default_cache()
+        compilation.ensure_default_cache()  # decided once per process
+        assert calls == [()]
+    finally:
+        jax.config.update("jax_compilation_cache_dir", saved_dir)

@@ -97,3 +97,30 @@ def test_vmap_over_initialisations(rng):
     run = jax.vmap(lambda L: minimize(losses.nca, L, prob, optimizer=optax.adam(0.05), max_iter=20).loss)
     vals = np.asarray(run(L0s))
     assert vals.shape == (2,) and np.all(np.isfinite(vals))
+
+
+def test_data_parallel_objective_on_a_one_device_mesh(rng):
+    """The mesh path of the data-parallel objective (``shard_map`` over the anchors, weighted partial
+    means combined by ``psum``) on a one-device mesh: the plain loss and its gradient, for all rows
+    and for a minibatch with candidates; a batch of padded rows only weighs nothing (0, not 0/0).
+    The split over several devices needs several devices, so it runs in a subprocess with four CPU
+    devices: tests/test_large.py::test_four_devices_give_the_same_result_as_one (slow)."""
+    from jaxdml.solvers._sharding import data_parallel_objective, make_mesh
+
+    mesh = make_mesh()
+    assert mesh.axis_names == ("data",) and mesh.devices.size == jax.device_count()
+    mesh = make_mesh(jax.devices()[:1])
+    prob = _problem(rng, n=40, pad_to=48)  # rows 40-47 are padding
+    L = jnp.asarray(np.eye(5) + 0.1 * rng.normal(size=(5, 5)), jnp.float32)
+    hyper = {"mu": jnp.float32(0.3)}
+    anchors = jnp.arange(0, 40, 5, dtype=jnp.int32)
+    candidates = jnp.arange(0, 48, 2, dtype=jnp.int32)
+    for with_candidates, a, c in ((False, None, None), (True, anchors, candidates)):
+        plain = jax.jit(jax.value_and_grad(data_parallel_objective(losses.lmnn, {}, None, with_candidates)))
+        split = jax.jit(jax.value_and_grad(data_parallel_objective(losses.lmnn, {}, mesh, with_candidates)))
+        (v0, g0), (v1, g1) = plain(L, prob, hyper, a, c), split(L, prob, hyper, a, c)
+        assert float(v0) > 0
+        np.testing.assert_allclose(float(v1), float(v0), rtol=1e-6)
+        np.testing.assert_allclose(np.asarray(g1), np.asarray(g0), rtol=1e-5, atol=1e-7)
+    v, g = split(L, prob, hyper, jnp.arange(40, 48, dtype=jnp.int32), candidates)
+    assert float(v) == 0.0 and not np.any(np.asarray(g))

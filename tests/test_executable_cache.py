@@ -100,6 +100,90 @@ def test_foreign_objects_are_not_cached():
         xc.describe(object())
 
 
+def test_describe_pins_down_static_values():
+    """Equal values describe equally (whatever their memory layout or insertion order); values that
+    could trace differently describe differently; what the description cannot pin down raises."""
+    import functools
+    import math
+    import types
+
+    from jaxdml.losses import lmnn, nca
+
+    d = xc.describe
+    assert d(0.1) == ("float", "float", (0.1).hex()) and d(np.float32(0.1)) != d(0.1)
+    assert len({d(1), d(1.0), d(True), d(np.int32(1))}) == 4
+    assert d(1 + 2j) == ("complex", (1.0).hex(), (2.0).hex()) != d(1 + 3j)
+    assert d(np.dtype(np.float32)) == ("dtype", "<f4") != d(np.dtype(np.float64))
+    assert d(float) == ("type", "builtins", "float") and d(np.float32) == ("type", "numpy", "float32")
+    # arrays by content: a Fortran-ordered copy is the same value, one changed element is not
+    A = np.arange(6.0).reshape(2, 3)
+    B = A.copy()
+    B[1, 2] += 1e-12
+    assert d(np.asfortranarray(A)) == d(A) != d(B)
+    assert d(A) != d(A.astype(np.float32)) and d(A) != d(A.reshape(3, 2))
+    # containers: mappings and sets whatever their order; tuples and lists apart
+    assert d({"a": 1, "b": 2}) == d({"b": 2, "a": 1}) == d(types.MappingProxyType({"a": 1, "b": 2}))
+    assert d({"b", "a", "c"}) == d(frozenset("cab")) and d({1, 2}) != d({1, 3})
+    assert d((1, 2)) != d([1, 2])
+    # functions: jaxdml's by name and what they close over; partials by their arguments; jitted ones
+    # by the wrapped function; JAX's and the math module's builtins by name; modules by name
+    assert d(nca) != d(lmnn) and d(nca)[1].endswith("jaxdml.losses._nca.nca@" + str(nca.__code__.co_firstlineno))
+    assert d(functools.partial(nca, reg=0.1)) != d(functools.partial(nca, reg=0.2))
+    assert d(functools.partial(nca, reg=0.1)) == ("partial", d(nca), d(()), d({"reg": 0.1}))
+    assert d(jax.jit(nca)) == ("jit", d(nca))
+    assert d(math.sqrt) == ("builtin", "math", "sqrt") and d(jaxdml) == ("module", "jaxdml")
+    for bad in (len, jax.jit(lambda x: x), types.SimpleNamespace(a=1), xc.Undescribable):
+        with pytest.raises(xc.Undescribable):
+            d(bad)
+    nested = 1
+    for _ in range(30):
+        nested = [nested]
+    d(nested)
+    for _ in range(15):
+        nested = [nested]
+    with pytest.raises(xc.Undescribable, match="too deep"):
+        d(nested)
+    with pytest.raises(xc.Undescribable, match="argument of type str"):
+        xc._leaf("text")  # a traced argument is an array or a number
+
+
+def test_cpu_key_without_proc_cpuinfo(monkeypatch):
+    """Where ``/proc/cpuinfo`` cannot be read, the CPU is described by the platform's machine and
+    processor names alone."""
+    import platform
+
+    from jaxdml import _executable_key as xk
+
+    def unreadable(path, *a, **k):
+        raise OSError(f"{path}: not readable")
+
+    monkeypatch.setattr(xk, "open", unreadable, raising=False)
+    expected = hashlib.sha256("\n".join([platform.machine(), platform.processor()]).encode()).hexdigest()
+    assert xk._cpu.__wrapped__() == expected
+
+
+def test_calls_the_key_cannot_describe_go_through_jit(folder):
+    """Inside a trace, with an array committed to a device, inside a named-axis or mesh context or
+    with a default device: the call is not keyed (nothing is stored) and returns what jax.jit does."""
+    f = xc.cached_jit(_affine, static_argnames=("n",))
+    X, W = _args()
+    expected = np.asarray(jax.jit(_affine)(X, W)[0])
+    s0 = xc.stats()
+    outs = [jax.jit(lambda a, b: f(a, b)[0])(X, W),  # traced arguments
+            f(jax.device_put(X, jax.devices()[0]), W)[0],  # a committed array
+            jax.vmap(lambda s: s * f(X, W)[0], axis_name="i")(jnp.ones(1))[0]]  # a named axis
+    with jax.set_mesh(jax.make_mesh((1,), ("data",), devices=jax.devices()[:1])):
+        outs.append(f(X, W)[0])
+    with jax.default_device(jax.devices()[0]):
+        outs.append(f(X, W)[0])
+    s1 = xc.stats()
+    assert s1["uncacheable"] - s0["uncacheable"] == len(outs) == 5
+    assert s1["stores"] == s0["stores"]
+    assert not os.path.isdir(folder) or not os.listdir(folder)
+    for out in outs:
+        np.testing.assert_allclose(np.asarray(out), expected, rtol=1e-6)
+
+
 def _uniform(key, x):
     return x + jax.random.uniform(key, x.shape, x.dtype)
 
@@ -286,6 +370,85 @@ def test_size_bound_evicts_least_recently_used(folder):
         os.utime(folder / f"k{i}.jxe", ns=(10**18 + i, 10**18 + i))
     assert xc._read(str(folder), "k0", b"d") is None  # the oldest went
     assert xc._read(str(folder), "k2", b"d") is not None
+
+
+def test_memory_holds_the_most_recent_programs(folder, monkeypatch):
+    """Beyond the in-memory bound the least recently used program is dropped; it is then loaded from
+    the folder again, not compiled."""
+    monkeypatch.setattr(xc, "_MEMORY_SIZE", 2)
+    f = xc.cached_jit(_affine, static_argnames=("n",))
+    shapes = [_args(n=k) for k in (4, 5, 6)]
+    expected = [np.asarray(jax.jit(_affine)(*a)[1]) for a in shapes]
+    for a in shapes:
+        f(*a)
+    s0 = xc.stats()
+    np.testing.assert_array_equal(np.asarray(f(*shapes[2])[1]), expected[2])  # still in memory
+    np.testing.assert_array_equal(np.asarray(f(*shapes[0])[1]), expected[0])  # dropped: from the folder
+    s1 = xc.stats()
+    assert (s1["memory_hits"] - s0["memory_hits"], s1["hits"] - s0["hits"], s1["stores"] - s0["stores"]) == (1, 1, 0)
+
+
+def _doubled_on_host(x):
+    return x + jax.pure_callback(lambda v: np.asarray(v) * 2, jax.ShapeDtypeStruct(x.shape, x.dtype), x)
+
+
+xc.register_name(_doubled_on_host, "tests._doubled_on_host")
+
+
+def test_writes_that_cannot_happen_leave_no_entry(folder):
+    """A program with a host callback cannot be serialized, an unpicklable tree cannot be written, a
+    folder that is a file or an entry path taken by a folder fail the write: the call still returns
+    the right values, and no entry or temporary file is left."""
+    s0 = xc.stats()
+    f = xc.cached_jit(_doubled_on_host)
+    np.testing.assert_array_equal(np.asarray(f(jnp.arange(3.0))), [0.0, 3.0, 6.0])
+    assert xc.stats()["stores"] == s0["stores"]
+    assert not os.path.isdir(folder) or not os.listdir(folder)
+    assert xc._write(str(folder), "k", b"d", b"payload", lambda: None, None) is False  # unpicklable
+    (folder.parent / "a-file").write_bytes(b"")
+    assert xc._write(str(folder.parent / "a-file"), "k", b"d", b"payload", None, None) is False
+    os.makedirs(folder / "k.jxe")  # the entry's path is taken
+    assert xc._write(str(folder), "k", b"d", b"payload", None, None) is False
+    assert os.path.isdir(folder / "k.jxe") and not [p for p in os.listdir(folder) if p.endswith(".part")]
+
+
+def test_unbounded_folder_evicts_nothing(folder):
+    os.makedirs(folder, exist_ok=True)
+    xc._state["max_bytes"] = 0
+    for i in range(3):
+        assert xc._write(str(folder), f"k{i}", b"d", bytes(100_000), None, None)
+    assert all(xc._read(str(folder), f"k{i}", b"d") is not None for i in range(3))
+
+
+def test_decorator_forms_and_static_arguments_given_by_position(folder):
+    """``@cached_jit(static_argnames="n")`` (a string, as jax.jit takes it): a static argument given by
+    position or by name is one key; another value is another key and another program."""
+
+    def power(x, n):
+        return x ** n
+
+    xc.register_name(power, "tests.power")
+    f = xc.cached_jit(static_argnames="n")(power)
+    x = np.arange(4.0, dtype=np.float32)
+    assert _key(f, x, 3) == f.key((x,), {"n": 3})[0] != _key(f, x, 2)
+    np.testing.assert_array_equal(np.asarray(f(x, 3)), x ** 3)
+    np.testing.assert_array_equal(np.asarray(f(x, n=2)), x ** 2)
+    assert f.__name__ == "power" and f.lower(x, n=2).compile() is not None
+
+
+def test_environment_switch_turns_the_layer_off(folder, monkeypatch):
+    """``JAXDML_EXECUTABLE_CACHE=0`` turns this layer off (unless switched on in the process): calls go
+    through jax.jit and nothing is stored."""
+    xc.set_enabled(None)
+    monkeypatch.setenv("JAXDML_EXECUTABLE_CACHE", "0")
+    assert xc.cache_dir() is None and not xc.is_enabled()
+    s0 = xc.stats()
+    f = xc.cached_jit(_affine, static_argnames=("n",))
+    X, W = _args()
+    np.testing.assert_array_equal(np.asarray(f(X, W)[1]), np.asarray(jax.jit(_affine)(X, W)[1]))
+    assert xc.stats() == s0 and not os.path.isdir(folder)
+    xc.set_enabled(True)
+    assert xc.cache_dir() == str(folder)
 
 
 def test_switch_and_opt_out(folder):

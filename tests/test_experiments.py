@@ -282,6 +282,67 @@ def test_runner_records_failures_caches_and_resumes(tmp_path, monkeypatch):
     assert calls == ["Euclidean"] * 2  # fold 1 was finished before the interruption
 
 
+def test_result_cache_reuses_only_whole_valid_current_records(tmp_path):
+    """The per-fold JSON records: NumPy values stored as JSON values; a record is reused only when it
+    is readable, has the runner's schema and the current fingerprint; a record that cannot be written
+    leaves the previous one and no temporary file."""
+    from jaxdml.experiments._cache import ResultCache, data_hash, fingerprint
+
+    cache = ResultCache(tmp_path)
+    fp = fingerprint({"algorithm": "NCA", "k": 3})
+    assert fp != fingerprint({"algorithm": "NCA", "k": 5})
+    rec = dict(experiment="basic", dataset="iris", algorithm="NCA", cache_key="NCA@d=2", fold=2, n_folds=3,
+               fingerprint=fp, status="ok", train_accuracy=np.float32(0.9375), test_accuracy=np.float64(0.875),
+               n_iter=np.int64(12), converged=np.bool_(True), L=np.eye(2), where=Path("a") / "b")
+    cache.store(rec)
+    path = cache.path("basic", "iris", "NCA@d=2", 2)
+    assert path == tmp_path / "basic" / "iris" / "NCA@d=2" / "fold-02.json"
+    got = cache.load("basic", "iris", "NCA@d=2", 2, fp)
+    assert got == {**rec, "train_accuracy": 0.9375, "n_iter": 12, "converged": True, "L": [[1.0, 0.0], [0.0, 1.0]],
+                   "where": str(Path("a") / "b")}
+    assert type(got["n_iter"]) is int and got["converged"] is True
+    assert cache.load("basic", "iris", "NCA@d=2", 2, fingerprint({})) is None  # stale
+    assert cache.load("basic", "iris", "NCA@d=2", 3, fp) is None  # never computed
+    # names become safe file names (no folder escapes)
+    parts = cache.path("my exp", "a/b", "NCA + LDA", 1).relative_to(tmp_path).parts
+    assert parts == ("my_exp", "a_b", "NCA_+_LDA", "fold-01.json")
+    # damaged or hand-edited records are recomputed
+    base = json.loads(path.read_text())
+    bad = [[1, 2], {**base, "fold": True}, {**base, "fold": 0}, {**base, "fold": 4}, {**base, "status": "done"},
+           {**base, "experiment": 3}, {**base, "test_accuracy": 1.5}, {**base, "test_accuracy": float("nan")},
+           {**base, "train_accuracy": True}, {k: v for k, v in base.items() if k != "test_accuracy"}]
+    for b in bad:
+        path.write_text(json.dumps(b))
+        assert cache.load("basic", "iris", "NCA@d=2", 2, fp) is None, b
+    path.write_text(json.dumps(base)[:-10])
+    assert cache.load("basic", "iris", "NCA@d=2", 2, fp) is None
+    failed = {k: v for k, v in base.items() if not k.endswith("accuracy")}
+    path.write_text(json.dumps({**failed, "status": "failed"}))  # a failure has no accuracies
+    assert cache.load("basic", "iris", "NCA@d=2", 2, fp)["status"] == "failed"
+    # a folder in the record's place is replaced; a record that cannot be written changes nothing
+    path.unlink()
+    (path / "junk").mkdir(parents=True)
+    cache.store(rec)
+    assert cache.load("basic", "iris", "NCA@d=2", 2, fp) == got
+    circular = dict(rec, n_iter=np.int64(13))
+    circular["self"] = circular
+    with pytest.raises(ValueError, match="Circular reference"):
+        cache.store(circular)
+    assert cache.load("basic", "iris", "NCA@d=2", 2, fp) == got
+    assert sorted(p.name for p in path.parent.iterdir()) == ["fold-02.json"]
+    # no folder: nothing stored, nothing loaded
+    none = ResultCache(None)
+    none.store(rec)
+    assert none.path("basic", "iris", "NCA", 2) is None and none.load("basic", "iris", "NCA", 2, fp) is None
+    # the data hash: values, shapes and dtypes, string labels included, not the memory layout
+    X = np.arange(6.0).reshape(3, 2)
+    y = np.array(["a", "b", "a"])
+    h = data_hash(X, y)
+    assert h == data_hash(np.asfortranarray(X), y.copy())
+    assert len({h, data_hash(X, np.array(["a", "b", "b"])), data_hash(X.reshape(2, 3), y),
+                data_hash(X.astype(np.float32), y), data_hash(X, np.array([b"a", b"b", b"a"]))}) == 5
+
+
 def test_runner_passes_pad_to_and_does_not_recompile_across_folds(tmp_path, monkeypatch):
     from jaxdml.solvers._driver import trace_count
 

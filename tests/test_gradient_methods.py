@@ -296,6 +296,81 @@ def test_klmnn_rejects_bad_kernels(wine):
         jaxdml.KLMNN(kernel="cosine").fit(X, y)
 
 
+def test_kernel_basis_factorises_the_kernel_matrix():
+    """``K = Z Z^T`` with ``Z = K P^T`` and ``P K P^T = I`` on the numerical rank of ``K``."""
+    from jaxdml.methods._klmnn import kernel_basis
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(12, 3))
+    for K, rank in ((X @ X.T, 3), (np.exp(-((X[:, None] - X[None]) ** 2).sum(-1)), 12)):
+        Z, P = kernel_basis(K)
+        assert Z.shape == (12, rank) and P.shape == (rank, 12)
+        np.testing.assert_allclose(Z @ Z.T, K, atol=1e-10)
+        np.testing.assert_allclose(K @ P.T, Z, atol=1e-8)
+        np.testing.assert_allclose(P @ K @ P.T, np.eye(rank), atol=1e-8)
+    for K in (np.zeros((4, 4)), -np.eye(4)):
+        with pytest.raises(ValueError, match="no positive eigenvalue"):
+            kernel_basis(K)
+
+
+@pytest.fixture(scope="module")
+def wine_small(wine):
+    X, y = wine
+    keep = np.concatenate([np.flatnonzero(y == c)[:12] for c in range(3)])
+    return X[keep], y[keep]
+
+
+def test_klmnn_random_and_array_initial_maps(wine_fold):
+    """init "random" (seeded) and an array (a warm start: the fit starts at the loss of the array's map)."""
+    X, y = wine_fold[:2]
+    # the settings of test_klmnn_estimator_and_parameters: one compiled program for these fits
+    kw = dict(loss="klmnn", n_components=5, kernel="rbf", gamma=1.0, n_neighbors=5, mu=0.3, max_iter=20)
+    base = jaxdml.fit(X, y, **kw)
+    warm = jaxdml.fit(X, y, init=base.L, **kw)
+    assert warm.loss_history[0] == pytest.approx(base.loss, rel=1e-5) and warm.loss <= base.loss * (1 + 1e-6)
+    r1, r2 = (jaxdml.fit(X, y, init="random", random_state=s, **kw) for s in (0, 0))
+    np.testing.assert_array_equal(r1.L, r2.L)
+    assert r1.loss_history[0] != pytest.approx(base.loss_history[0], rel=1e-3)
+
+
+def test_klmnn_impostor_candidates(wine_small):
+    """KLMNN's problem with ``n_impostors`` candidates (nearest other-class rows in feature space,
+    padded rows included): covering every other-class row gives the exact LMNN loss and gradient;
+    fewer candidates drop hinge terms, so the loss is at most the exact one."""
+    from jaxdml.kernels import kernel_matrix
+    from jaxdml.methods._klmnn import _kernel_problem, kernel_basis
+
+    X, y = wine_small
+    n = len(X)
+    K = kernel_matrix(X, kernel="rbf", gamma=1.0)
+    Z, _ = kernel_basis(K)
+    exact, bucket = _kernel_problem(Z, K, y, 3, None, "auto")
+    loss = jax.jit(jax.value_and_grad(lambda B, p: losses.lmnn(B, p, mu=0.5)))
+    B = np.eye(Z.shape[1])
+    v0, g0 = loss(B, exact)
+    assert float(v0) > 0
+    every, bucket2 = _kernel_problem(Z, K, y, 3, n, "auto")
+    assert bucket2 == bucket == exact.X.shape[0] > n and every.impostors.shape == (bucket, n)
+    assert not np.asarray(every.impostor_mask)[n:].any()  # padded rows have no candidates
+    v1, g1 = loss(B, every)
+    np.testing.assert_allclose(float(v1), float(v0), rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(g1), np.asarray(g0), rtol=1e-4, atol=1e-6)
+    few = every._replace(impostor_mask=every.impostor_mask.at[:, 2:].set(0.0))  # the 2 nearest only
+    assert float(loss(B, few)[0]) < float(v0)
+
+
+def test_klmnn_rejects_bad_initial_maps_and_neighbour_counts(wine_small):
+    X, y = wine_small
+    n = len(X)
+    with pytest.raises(ValueError, match=f"n_neighbors={n} must be smaller than n_samples={n}"):
+        jaxdml.fit(X, y, loss="klmnn", n_neighbors=n)
+    for extra in ({}, {"n_landmarks": 10}):  # the exact path and the Nystrom landmarks
+        with pytest.raises(ValueError, match="init must be 'auto', 'identity', 'random' or an array"):
+            jaxdml.fit(X, y, loss="klmnn", kernel="rbf", init="pca", **extra)
+        with pytest.raises(ValueError, match=r"init array must have shape \(2, 36\) \(n_components, n_samples\)"):
+            jaxdml.fit(X, y, loss="klmnn", kernel="rbf", n_components=2, init=np.ones((2, 5)), **extra)
+
+
 def test_klmnn_linear_kernel_reproduces_lmnn(wine_fold):
     Xtr, ytr, Xte, yte = wine_fold
     lm = jaxdml.fit(Xtr, ytr, loss="lmnn")

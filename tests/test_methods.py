@@ -143,3 +143,84 @@ def test_cli_experiment_imports_plugins_that_register_methods(clean_registry, tm
           "--no-cache"])
     out = capsys.readouterr().out
     assert "whiten" in out and "Euclidean" in out
+
+
+# ------------------------------------------------------------------ the deprecated registration API
+def test_deprecated_register_solver_warns_and_registers_a_method(iris, clean_registry):
+    """``jaxdml.methods.register_solver``/``SolverSpec`` (once ``jaxdml.solvers.*``) still register a
+    closed-form method that ``jaxdml.fit`` runs by name, with a DeprecationWarning naming the new API."""
+    from jaxdml.methods import _compat
+
+    assert jaxdml.methods.SolverSpec is _compat.SolverSpec
+    assert jaxdml.methods.register_solver is _compat.register_solver
+    X, _ = iris
+    spec = jaxdml.methods.SolverSpec(_whiten, supervised=False, constraints=dict(WHITEN.constraints))
+    with pytest.warns(DeprecationWarning, match=r"register_solver is deprecated; use jaxdml.register_method"):
+        jaxdml.methods.register_solver("old_whiten", spec)
+    rec = jaxdml.methods()["old_whiten"]
+    assert (rec.learns, rec.supervised, rec.loss, rec.settings) == ("L", False, None, frozenset())
+    assert rec.constraints == WHITEN.constraints
+    res = jaxdml.fit(X, loss="old_whiten", eps=0.0)
+    np.testing.assert_allclose(res.L.T @ res.L, np.linalg.inv(np.cov(X, rowvar=False)), rtol=1e-8)
+    with pytest.raises(InvalidParameterError, match="'eps' parameter of method 'old_whiten'"):
+        jaxdml.fit(X, loss="old_whiten", eps=-1.0)
+    # the table of solvers: the methods that are not gradient losses
+    table = _compat.solvers_table()
+    assert "old_whiten" in table and "pca" in table and "nca" not in table
+    assert all(m.loss is None for m in table.values())
+
+    # a solve step taking **kwargs accepts any hyper-parameter (no constraints); the jaxdml.fit settings
+    # it names are handed to it
+    seen = []
+
+    def _takes_any(X, codes, n_classes, *, n_components, random_state, max_iter, tol, verbose, init="auto", **kw):
+        seen.append(init)
+        return _whiten(X, codes, n_classes, n_components=n_components, random_state=random_state,
+                       max_iter=max_iter, tol=tol, verbose=verbose, eps=kw.get("eps", 1e-3))
+
+    with pytest.warns(DeprecationWarning):
+        jaxdml.methods.register_solver("old_any", jaxdml.methods.SolverSpec(_takes_any, supervised=False))
+    rec = jaxdml.methods()["old_any"]
+    assert rec.constraints is None and rec.settings == frozenset({"init"})
+    np.testing.assert_allclose(jaxdml.fit(X, loss="old_any", eps=0.0, init="pca").L, res.L, rtol=1e-10)
+    assert seen == ["pca"]
+
+
+def _towards_2i(L, problem):
+    """A loss with a known minimiser: ``L = 2 I`` (the squared Frobenius distance to it)."""
+    import jax.numpy as jnp
+
+    return jnp.sum((L - 2.0 * jnp.eye(*L.shape)) ** 2)
+
+
+def test_deprecated_loss_table_forwards_to_the_method_records(iris, clean_registry):
+    """``register_loss``/``loss_specs``/``get_loss`` (once ``jaxdml.losses.register/REGISTRY/get``)
+    read and write the gradient methods' records."""
+    from jaxdml.methods import _compat
+    from jaxdml.methods._record import GRADIENT_SETTINGS
+
+    nca = jaxdml.methods()["nca"]
+    specs = _compat.loss_specs()
+    assert specs["nca"] is nca.loss and specs["lmnn_metric"] is jaxdml.methods()["lmnn_metric"].loss
+    assert set(specs) == {n for n, m in jaxdml.methods().items() if m.loss is not None}
+    assert "pca" not in specs
+    assert _compat.get_loss("lmnn") is jaxdml.methods()["lmnn"].loss
+    with pytest.raises(ValueError, match=r"Unknown loss 'pca'\. Valid gradient losses: \[.*'nca'"):
+        _compat.get_loss("pca")  # a closed form has no loss spec
+    spec = jaxdml.methods.LossSpec(_towards_2i, "L", max_iter=20)
+    with pytest.warns(DeprecationWarning, match="register_loss is deprecated; use jaxdml.register_method"):
+        _compat.register_loss("old_loss", spec)
+    assert _compat.get_loss("old_loss") is spec and _compat.loss_specs()["old_loss"] is spec
+    rec = jaxdml.methods()["old_loss"]
+    assert (rec.learns, rec.loss, rec.settings) == ("L", spec, GRADIENT_SETTINGS)
+    # jaxdml.fit trains it by name, to the loss's minimiser
+    X, y = iris
+    res = jaxdml.fit(X[::5], y[::5], loss="old_loss")
+    np.testing.assert_allclose(res.L, 2.0 * np.eye(4), atol=1e-4)
+    # a built-in name stays the built-in record; a bad parametrisation is refused
+    with pytest.warns(DeprecationWarning):
+        _compat.register_loss("nca", spec)
+    assert jaxdml.methods()["nca"] is nca
+    with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match="param must be 'L' or 'M'; got 'Q'"):
+        _compat.register_loss("bad", spec._replace(param="Q"))
+    assert "bad" not in jaxdml.methods()

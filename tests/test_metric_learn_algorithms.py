@@ -53,6 +53,49 @@ def test_covariance_singular_is_the_pseudo_inverse():
     np.testing.assert_allclose(Z, est.transform(X), atol=1e-4)
 
 
+def test_eigen_covariance_helpers_against_numpy(x64):
+    """jaxdml.eigen's covariance_components (np.cov and its pseudo-inverse), inverse_sqrt_psd with
+    floored eigenvalues, and the restriction of a matrix to the span of another (RCA's)."""
+    import jax
+
+    from jaxdml.eigen import _covariance
+
+    covariance_components, inverse_sqrt_psd, span_restricted = (
+        jax.jit(f) for f in (_covariance.covariance_components, _covariance.inverse_sqrt_psd,
+                             _covariance.span_restricted))
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(25, 4))
+    L, M, C = map(np.asarray, covariance_components(X))
+    np.testing.assert_allclose(C, np.cov(X.T), rtol=1e-12)
+    np.testing.assert_allclose(M, np.linalg.inv(np.cov(X.T)), rtol=1e-10)
+    np.testing.assert_allclose(L, L.T, atol=1e-14)
+    np.testing.assert_allclose(L @ C @ L.T, np.eye(4), atol=1e-12)
+    Xs = np.hstack([X[:, :3], X[:, :1] - 2 * X[:, 2:3]])  # rank 3: the pseudo-inverse
+    L, M, C = map(np.asarray, covariance_components(Xs))
+    np.testing.assert_allclose(M, np.linalg.pinv(np.cov(Xs.T), rcond=1e-10, hermitian=True), atol=1e-10)
+    np.testing.assert_allclose(L.T @ L, M, atol=1e-10)
+    _, M, C = map(np.asarray, covariance_components(X[:1]))  # one row: no variance, nothing kept
+    assert not C.any() and not M.any()
+    # without drop, eigenvalues are floored at reg times the largest; C = 0 gives the identity
+    R = np.linalg.qr(rng.normal(size=(3, 3)))[0]
+    L, M = map(np.asarray, inverse_sqrt_psd(R @ np.diag([4.0, 1.0, 0.0]) @ R.T, 1e-2))
+    np.testing.assert_allclose(M, R @ np.diag([0.25, 1.0, 25.0]) @ R.T, atol=1e-10)
+    np.testing.assert_allclose(L, R @ np.diag([0.5, 1.0, 5.0]) @ R.T, atol=1e-10)
+    for out in inverse_sqrt_psd(np.zeros((3, 3))):
+        np.testing.assert_array_equal(np.asarray(out), np.eye(3))
+    # span_restricted: the kept directions span range(S); C in that basis there, the identity elsewhere
+    S = R[:, :2] @ np.diag([2.0, 0.5]) @ R[:, :2].T
+    Cfull = np.cov(X[:, :3].T)
+    C_s, B, keep = map(np.asarray, span_restricted(Cfull, S))
+    assert keep.sum() == 2
+    Bk = B[:, keep]
+    np.testing.assert_allclose(B.T @ B, np.eye(3), atol=1e-12)
+    np.testing.assert_allclose(Bk @ Bk.T, S @ np.linalg.pinv(S), atol=1e-10)
+    np.testing.assert_allclose(C_s[np.ix_(keep, keep)], Bk.T @ Cfull @ Bk, atol=1e-12)
+    np.testing.assert_allclose(C_s[np.ix_(~keep, ~keep)], np.eye(1))
+    assert not C_s[np.ix_(keep, ~keep)].any()
+
+
 # ---------------------------------------------------------------- LFDA
 def _naive_lfda_scatters(X, y, k=7):
     """Sugiyama's local scatters from the explicit (n, n) weight matrices."""

@@ -90,6 +90,48 @@ def test_gmml_from_pairs_and_fit_by_name(wine):
         jaxdml.GMML().fit(X, pairs=pairs[sim == 1], similar=sim[sim == 1])
 
 
+def test_gmml_sampled_constraints_are_label_pairs(wine):
+    """``n_constraints`` from labels: that many similar and dissimilar pairs, drawn as
+    jaxdml.problems.pairs_from_labels draws them for the same seed; GMML of their scatters."""
+    from jaxdml.problems import pairs_from_labels
+
+    X, y = wine
+    est = jaxdml.GMML(n_constraints=40, random_state=0).fit(X, y)
+    a, b, s = pairs_from_labels(y, n_similar=40, n_dissimilar=40, random_state=0)
+    assert np.all((y[a] == y[b]) == (s == 1)) and s.sum() == 40 and len(s) == 80
+    diff = X[a] - X[b]
+    S = diff[s == 1].T @ diff[s == 1] / 40
+    D = diff[s == 0].T @ diff[s == 0] / 40
+    info = est.result_.info
+    assert (info["n_similar"], info["n_dissimilar"]) == (40, 40)
+    np.testing.assert_allclose(info["similar_scatter"], S, rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(est.metric_, gmml_metric(S, D, 0.5, 1e-6), rtol=1e-8)
+    other = jaxdml.GMML(n_constraints=40, random_state=1).fit(X, y).metric_
+    assert not np.allclose(other, est.metric_)
+
+
+def test_gmml_rejects_bad_priors_and_labels_without_similar_pairs(wine):
+    from jaxdml.exceptions import NonPSDError
+
+    X, y = wine
+    X = X[:, :3]
+    bad = [([["a", "b", "c"]] * 3, ValueError, r"numeric \(3, 3\) matrix"),
+           (np.eye(4), ValueError, r"finite \(3, 3\) matrix; got shape \(4, 4\)"),
+           (np.diag([1.0, np.nan, 1.0]), ValueError, r"finite \(3, 3\) matrix; got shape \(3, 3\)"),
+           (np.triu(np.ones((3, 3))), ValueError, "must be symmetric"),
+           (np.diag([1.0, 0.0, 2.0]), NonPSDError, "positive definite; its smallest eigenvalue is 0"),
+           (np.diag([1.0, -1.0, 2.0]), NonPSDError, "smallest eigenvalue is -1")]
+    for prior, exc, msg in bad:
+        with pytest.raises(exc, match=msg):
+            jaxdml.GMML(prior=prior).fit(X, y)
+    # a symmetric prior given as nested lists is used as given
+    P = [[2.0, 0.5, 0.0], [0.5, 1.0, 0.0], [0.0, 0.0, 1.0]]
+    np.testing.assert_allclose(jaxdml.GMML(prior=P).fit(X, y).metric_,
+                               jaxdml.GMML(prior=np.array(P)).fit(X, y).metric_, rtol=1e-12)
+    with pytest.raises(ValueError, match="every class has a single sample; there is no similar pair"):
+        jaxdml.fit(X[:6], np.arange(6), loss="gmml")
+
+
 # ---------------------------------------------------------------------------------------------- LLDA
 def _naive_local_scatters(X, y, k, affinity="local-scaling"):
     n, d = X.shape

@@ -215,6 +215,9 @@ def _pydml_invariants(alg, X, y, kernel=False):
     (dml.Euclidean(), jaxdml.Euclidean()),
     (dml.GMML(geodesic_step=0.3), jaxdml.GMML(0.3)),
     (dml.KANMM(num_dims=1, kernel="rbf"), jaxdml.KANMM(1, kernel="rbf")),
+    (dml.KDMLMJ(num_dims=2, kernel="rbf", gamma=1.0), jaxdml.KDMLMJ(2, kernel="rbf", gamma=1.0)),
+    (dml.KLLDA(n_components=2, kernel="rbf"), jaxdml.KLLDA(2, k=1, affinity="neighbors", kernel="rbf")),
+    (dml.KDA(kernel="poly", degree=2), jaxdml.KDA(kernel="poly", degree=2)),
 ], ids=lambda a: type(a).__name__)
 def test_learners_keep_pydmls_invariants_and_are_jaxdmls(small, alg, twin):
     X, y = small
@@ -281,6 +284,44 @@ def test_parameters_map_to_jaxdmls_nearest_settings(small, monkeypatch):
         dml.LMNN(solver="Newton").fit(X, y)
     with pytest.raises(ValueError, match="num_dims must be an int"):
         dml.PCA(num_dims=1.5).fit(X)
+
+
+def test_kernel_learners_metadata_and_options(small, monkeypatch):
+    """The kernel learners' pyDML metadata, KLLDA's affinity matrix (no counterpart: a warning, then the
+    "neighbors" affinity), KDA's only solver, and KODML's parameters."""
+    X, y = small
+    monkeypatch.setattr("jaxdml.pydml._base._WARNED", set())
+    kd = dml.KDMLMJ(num_dims=2, kernel="rbf", gamma=1.0).fit(X, y)
+    w = jaxdml.KDMLMJ(kernel="rbf", gamma=1.0).fit(X, y).result_.info["eigenvalues"]
+    w = np.sort(w)[::-1]
+    assert kd.metadata() == {"num_dims": 2, "acum_eig": pytest.approx(w[:2].sum() / w.sum())}
+    ref = dml.KLLDA(n_components=2, kernel="rbf").fit(X, y).transformer()
+    with pytest.warns(dml.PyDMLCompatibilityWarning, match="KLLDA: an affinity matrix has no counterpart"):
+        kl = dml.KLLDA(n_components=2, affinity=np.ones((len(X), len(X))), kernel="rbf").fit(X, y)
+    np.testing.assert_allclose(kl.transformer(), ref, atol=1e-12)
+    assert kl.metadata()["num_dims"] == 2
+    with pytest.raises(ValueError, match="KDA: solver must be 'eigen'; got 'svd'"):
+        dml.KDA(solver="svd").fit(X, y)
+    est = dml.KODML(k=4, v=10, alpha=0.1, maxit=50, kernel="rbf", gamma=0.5)._make(X, y)
+    assert isinstance(est, jaxdml.KODML)
+    assert (est.n_targets, est.n_impostors, est.alpha, est.max_iter, est.kernel, est.gamma) == (4, 10, 0.1, 50, "rbf",
+                                                                                                0.5)
+    assert dml.KODML()._make(X, y).max_iter is None  # pyDML's maxit is sized for its own solver
+    with pytest.warns(dml.PyDMLCompatibilityWarning, match="KODML: stepsize=0.5 has no counterpart"):
+        dml.KODML(stepsize=0.5)._make(X, y)
+
+
+def test_klmnn_metadata_is_jaxdmls_objective(small):
+    """pyDML's KLMNN metadata: the iterations and the first and final values of the objective that
+    jaxdml's KLMNN minimises (its loss history)."""
+    X, y = small
+    alg = dml.KLMNN(max_iter=15, kernel="rbf", gamma=1.0).fit(X, y)
+    res = jaxdml.KLMNN(kernel="rbf", gamma=1.0, max_iter=15).fit(X, y).result_
+    meta = alg.metadata()
+    assert set(meta) == {"num_iters", "initial_error", "final_error"}
+    assert meta["num_iters"] == res.n_iter and 1 <= meta["num_iters"] <= 15
+    assert meta["initial_error"] == pytest.approx(res.loss_history[0], rel=1e-6)
+    assert meta["final_error"] == pytest.approx(res.loss, rel=1e-6) and meta["final_error"] < meta["initial_error"]
 
 
 def test_unmapped_options_warn_once(small, monkeypatch):
@@ -495,3 +536,56 @@ def test_tutorial_figures_kernel_trick_and_digits():
     assert len(f.axes[0].get_legend().get_texts()) == 6
     f = dml.classifier_plot_3d(X[keep][::4, [20, 28, 36]], y[keep][::4], SVC(), grid_split=[8, 8, 8])
     assert f.axes[0].name == "3d"
+
+
+class _RecordingKNN(KNeighborsClassifier):
+    """1-NN that keeps the rows it was asked to predict (the plotting grid)."""
+
+    def predict(self, X):
+        self.asked_ = np.asarray(X)
+        return super().predict(X)
+
+
+def _spacing(values):
+    return np.diff(np.unique(np.round(values, 12)))
+
+
+def test_plot_options_translate_to_jaxdmls(small, monkeypatch):
+    """pyDML's drawing options: ``grid_step`` when ``grid_split`` is unset, ``f``/``ax`` (both) draw into
+    the given axes, ``title`` on the figure and ``subtitle`` on the panel, figure options other than
+    ``figsize`` warn; dml_multiplot's default layout (two columns) and axis labels; the pair plots
+    (with a distance, on the transformed data); the 3-D plot's fixed grid."""
+    X, y = small
+    monkeypatch.setattr("jaxdml.pydml._base._WARNED", set())
+    X2 = X[:, :2]
+    clf = _RecordingKNN(1).fit(X2, y)
+    fig, ax = plt.subplots()
+    with pytest.warns(dml.PyDMLCompatibilityWarning, match=r"classifier_plot: figure options \['dpi'\] other than"):
+        out = classifier_plot(X2, y, clf, fitted=True, f=fig, ax=ax, grid_split=None, grid_step=[0.25, 0.2],
+                              title="T", subtitle="S", dpi=50)
+    assert out is fig and fig.axes == [ax] and ax.get_title() == "S" and fig._suptitle.get_text() == "T"
+    np.testing.assert_allclose(_spacing(clf.asked_[:, 0]), 0.25)
+    np.testing.assert_allclose(_spacing(clf.asked_[:, 1]), 0.2)
+    assert classifier_plot(X2, y, clf, fitted=True, f=fig, grid_split=[4, 3]) is not fig  # ax missing: a new figure
+    assert [len(np.unique(clf.asked_[:, c])) for c in (0, 1)] == [4, 3]
+    # three panels in pyDML's default layout: two columns; labels per panel, no automatic titles
+    f = dml_multiplot(X2, y, ks=[1, 3, 5], xlabels=["a", "b", "c"], ylabels=["d", "e", "f"], grid_split=[4, 4])
+    panels = [a for a in f.axes if a.axison]
+    assert len(panels) == 3 and panels[0].get_subplotspec().get_geometry()[:2] == (2, 2)
+    assert [(a.get_xlabel(), a.get_ylabel(), a.get_title()) for a in panels] == [("a", "d", ""), ("b", "e", ""),
+                                                                                ("c", "f", "")]
+    # pair plots: every pair of features; with a distance, of the transformed data
+    X3 = X[:, :3]
+    f = dml.classifier_pairplots(X3, y, KNeighborsClassifier(1), grid_split=[4, 4], title="P")
+    assert len(f.axes) == 9 and f._suptitle.get_text() == "P"
+    L = np.array([[1.0, 0.0, 0.0], [0.0, 2.0, -1.0]])
+    f = dml.dml_pairplots(X3, y, KNeighborsClassifier(1), transformer=L, grid_split=[4, 4])
+    assert len(f.axes) == 4
+    Z = X3 @ L.T  # the off-diagonal panels: feature 1 against 0 of X L^T, and 0 against 1
+    np.testing.assert_allclose(f.axes[1].collections[-1].get_offsets(), Z[:, [1, 0]], rtol=1e-12)
+    np.testing.assert_allclose(f.axes[2].collections[-1].get_offsets(), Z[:, [0, 1]], rtol=1e-12)
+    # 3-D: no grid step there; 40 points per axis, with a warning
+    clf3 = _RecordingKNN(1).fit(X3, y)
+    with pytest.warns(dml.PyDMLCompatibilityWarning, match="a grid step has no counterpart in 3-D; 40 points"):
+        f = dml.classifier_plot_3d(X3, y, clf3, fitted=True, grid_split=None, plot_regions=None)
+    assert f.axes[0].name == "3d" and [len(np.unique(clf3.asked_[:, c])) for c in range(3)] == [40, 40, 40]
