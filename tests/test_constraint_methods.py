@@ -420,7 +420,7 @@ def test_bad_itml_bounds_and_priors(wine_scaled):
 
 # --------------------------------------------------------------------------- accuracy
 def _cv_knn(X, y, fit):
-    cv = StratifiedKFold(10, shuffle=True, random_state=0)
+    cv = StratifiedKFold(5, shuffle=True, random_state=0)
     accs = []
     for tr, te in cv.split(X, y):
         sc = MinMaxScaler().fit(X[tr])
@@ -433,7 +433,7 @@ def _cv_knn(X, y, fit):
 @pytest.mark.slow
 @pytest.mark.parametrize("loss", ["itml", "lsi", "dml_eig"])
 def test_knn_accuracy_against_euclidean(loss):
-    """10-fold stratified 3-NN accuracy: never more than 3 points below Euclidean, and strictly
+    """5-fold stratified 3-NN accuracy: never more than 3 points below Euclidean, and strictly
     better on at least one of iris, wine, breast_cancer."""
     better = []
     for load in (load_iris, load_wine, load_breast_cancer):
