@@ -202,7 +202,12 @@ def _prepare_runtime() -> None:
     if jax.default_backend() == "cpu":
         from jax._src.lax import linalg
 
-        linalg.initialize_lapack()
+        if hasattr(linalg, "initialize_lapack"):
+            linalg.initialize_lapack()
+        else:  # jax < 0.9: the same registration, one level down
+            from jax._src.lib import lapack
+
+            lapack._lapack.initialize()
 
 
 _JAX_HITS = {"count": 0, "listening": False}

@@ -174,7 +174,9 @@ def _context():
                 v = ()
             else:
                 raise Undescribable(f"trace context {name}={v!r}")
-        if isinstance(v, tuple) and v and name.endswith("context_manager"):
+        if isinstance(v, tuple) and v and (names is None or name.endswith("context_manager")):
+            # a named axis or a mesh (jax < 0.9 gives no names: its axis environment is a tuple of
+            # (name, size) pairs, so any non-empty tuple counts)
             raise Undescribable(f"inside {name}")
         out.append((name, repr(v)))
     return tuple(out), tuple(provider() for provider in _CONTEXT_PROVIDERS)
