@@ -9,6 +9,7 @@ from sklearn.datasets import load_iris
 from sklearn.preprocessing import minmax_scale
 
 import jaxdml
+from jaxdml.persistence import save
 
 
 @pytest.fixture
@@ -94,3 +95,116 @@ def test_estimators_with_optax_optimizers_pickle_across_processes(tmp_path, iris
                          text=True, timeout=300)
     assert res.returncode == 0, res.stderr[-2000:]
     np.testing.assert_array_equal(np.load(tmp_path / "z.npy"), est.transform(X))
+
+
+def _tiny_metric():
+    X = np.array([[0.0, 0.1, 0.2], [0.1, 0.0, 0.3], [1.0, 0.9, 0.8], [0.9, 1.1, 1.0], [0.2, 0.2, 0.1],
+                  [1.1, 1.0, 0.9]])
+    y = np.array([0, 0, 1, 1, 0, 1])
+    return X, jaxdml.fit(X, y, loss="lda")
+
+
+def _arrays(path):
+    with np.load(path, allow_pickle=False) as data:
+        return {name: data[name] for name in data.files}
+
+
+def test_save_function_and_path_forms(tmp_path):
+    X, m = _tiny_metric()
+    written = save(m, tmp_path / "m")  # the module function is the method
+    assert written.endswith("m.npz")
+    back = jaxdml.load(str(tmp_path / "m"))  # ".npz" found when the path lacks it
+    np.testing.assert_array_equal(back.transform(X), m.transform(X))
+    assert back.loss == m.loss or (back.loss is None and m.loss is None)
+    with pytest.raises(TypeError, match="path must be a str"):
+        jaxdml.load(3)
+    with pytest.raises(FileNotFoundError, match="no metric file"):
+        jaxdml.load(tmp_path / "absent")
+    with pytest.raises(ValueError, match="is a folder"):
+        jaxdml.load(tmp_path)
+    np.save(tmp_path / "single.npy", np.eye(2))
+    with pytest.raises(ValueError, match="single NumPy array"):
+        jaxdml.load(tmp_path / "single.npy")
+
+
+def test_damaged_member_is_a_value_error(tmp_path):
+    _, m = _tiny_metric()
+    path = m.save(tmp_path / "m.npz")
+    data = bytearray(open(path, "rb").read())
+    raw = np.asarray(m.L, dtype=np.float64).tobytes()  # np.savez stores members uncompressed
+    at = bytes(data).index(raw)
+    data[at] ^= 0xFF  # one byte of L changed: the member's CRC no longer matches
+    (tmp_path / "bad.npz").write_bytes(bytes(data))
+    with pytest.raises(ValueError, match="damaged or not a jaxdml metric file"):
+        jaxdml.load(tmp_path / "bad.npz")
+
+
+def _edit(arrays, **changes):
+    out = dict(arrays)
+    for name, value in changes.items():
+        if value is None:
+            out.pop(name, None)
+        else:
+            out[name] = np.asarray(value)
+    return out
+
+
+# each file is the saved metric with one field missing or wrong; the error names that field
+_LINEAR_CASES = [
+    (dict(format_version=None), "'format_version' is missing"),
+    (dict(format_version=np.array([1, 1])), "'format_version' must be a single value"),
+    (dict(format_version=1.5), "'format_version' must be a int"),
+    (dict(format_version=99), "'format_version' is 99"),
+    (dict(kind=1), "'kind' must be a string"),
+    (dict(kind="quadratic"), "'kind' must be 'linear' or 'kernel'"),
+    (dict(L=np.zeros(3)), "'L' must be a 2-D array"),
+    (dict(L=np.array([["a", "b"]])), "'L' must hold numbers"),
+    (dict(L=np.array([[np.nan, 1.0, 0.0]])), "'L' contains NaN or infinity"),
+    (dict(L=np.zeros((0, 3))), "'L' is empty"),
+    (dict(n_iter=-1), "'n_iter' must be >= 0"),
+    (dict(classes_kind="dict"), "'classes_kind' must be 'none', 'array' or 'str'"),
+    (dict(M=np.eye(2)), "'M' must have shape"),
+    (dict(input_offset=np.zeros(3)), "'input_scale' is missing"),
+    (dict(input_offset=np.zeros(2), input_scale=np.ones(2)), "'input_offset' must have one entry per feature"),
+]
+
+
+@pytest.mark.parametrize("changes,message", _LINEAR_CASES)
+def test_bad_linear_fields_are_named(tmp_path, changes, message):
+    _, m = _tiny_metric()
+    arrays = _arrays(m.save(tmp_path / "m.npz"))
+    arrays.pop("input_offset", None), arrays.pop("input_scale", None)
+    np.savez(tmp_path / "bad.npz", **_edit(arrays, **changes))
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")) as err:
+        jaxdml.load(tmp_path / "bad.npz")
+    assert "bad.npz" in str(err.value)
+
+
+def test_input_scaling_round_trip(tmp_path):
+    X, m = _tiny_metric()
+    arrays = _arrays(m.save(tmp_path / "m.npz"))
+    offset, scale = np.array([0.5, -1.0, 2.0]), np.array([2.0, 0.5, 1.0])
+    np.savez(tmp_path / "s.npz", **_edit(arrays, input_offset=offset, input_scale=scale))
+    back = jaxdml.load(tmp_path / "s.npz")
+    np.testing.assert_array_equal(back.input_scaling[0], offset)
+    np.testing.assert_array_equal(back.input_scaling[1], scale)
+
+
+def _kernel_arrays(tmp_path):
+    X, y = _tiny_metric()[0], np.array([0, 0, 1, 1, 0, 1])
+    m = jaxdml.fit(X, y, loss="kda", kernel="rbf", gamma=0.5)
+    return _arrays(m.save(tmp_path / "k.npz"))
+
+
+@pytest.mark.parametrize("changes,message", [
+    (dict(X_fit=np.zeros((2, 3))), "'X_fit' must have one row per column of L"),
+    (dict(kernel="spline"), "'kernel' must be one of"),
+    (dict(kernel_params="{not json"), "'kernel_params' is not valid JSON"),
+    (dict(kernel_params="[1, 2]"), "'kernel_params' must be a JSON object"),
+    (dict(kernel_params='{"gamma": [1]}'), "'kernel_params' must be a JSON object"),
+])
+def test_bad_kernel_fields_are_named(tmp_path, changes, message):
+    arrays = _kernel_arrays(tmp_path)
+    np.savez(tmp_path / "bad.npz", **_edit(arrays, **changes))
+    with pytest.raises(ValueError, match=message):
+        jaxdml.load(tmp_path / "bad.npz")

@@ -140,3 +140,37 @@ def test_boundary_points_and_the_3d_plot():
         classifier_plot_3d(X, y, SVC(), attrs=[0, 0, 1])
     with pytest.raises(ValueError, match=">= 3 features"):
         classifier_plot_3d(X[:, :2], y, SVC())
+
+
+def test_3d_plot_region_pairs_labels_and_errors():
+    X, y = load_iris(return_X_y=True)
+    X, y = X[::3], y[::3]
+    clf = SVC().fit(X[:, :3], y)  # fitted on the three features drawn: the plot predicts on the grid
+    common = dict(attrs=[0, 1, 2], fitted=True, resolution=6)
+    ax = classifier_plot_3d(X[:, :3], y, clf, region_pairs=None, **common).axes[0]
+    assert len(ax.collections) == 1  # the points only, no boundary surface
+    ax = classifier_plot_3d(X[:, :3], y, clf, region_pairs=[(0, 1)], title="setosa | versicolor",
+                            xlabel="sepal length", zlabel="petal length", **common).axes[0]
+    assert len(ax.collections) == 2  # the points and the one boundary asked for
+    assert ax.get_title() == "setosa | versicolor"
+    assert (ax.get_xlabel(), ax.get_zlabel()) == ("sepal length", "petal length")
+    with pytest.raises(ValueError, match=r"region_pairs: \(0, 7\) is not a pair of labels"):
+        classifier_plot_3d(X[:, :3], y, clf, region_pairs=[(0, 7)], **common)
+    with pytest.raises(ValueError, match="not grid_step"):
+        classifier_plot_3d(X[:, :3], y, clf, fitted=True, grid_step=0.1)
+    with pytest.raises(ValueError, match="resolution must be an int >= 2"):
+        classifier_plot_3d(X[:, :3], y, clf, fitted=True, resolution=(5, 1, 5))
+
+
+def test_3d_surface_falls_back_to_points_when_degenerate():
+    from mpl_toolkits.mplot3d.art3d import Path3DCollection
+
+    from jaxdml.plotting._pydml3d import _surface
+
+    ax = plt.figure().add_subplot(111, projection="3d")
+    line = np.array([[0.0, 0.0, 0.0], [1.0, 1.0, 0.5], [2.0, 2.0, 1.0], [3.0, 3.0, 1.5]])  # one line in (x, y)
+    drawn = _surface(ax, line, (0.5, 0.5, 0.5), 0.4)
+    assert isinstance(drawn, Path3DCollection)  # qhull cannot triangulate: the points are drawn instead
+    assert len(drawn.get_offsets()) == len(line)
+    tri = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.5], [0.0, 1.0, 1.0], [1.0, 1.0, 0.2]])
+    assert not isinstance(_surface(ax, tri, (0.5, 0.5, 0.5), 0.4), Path3DCollection)  # a surface

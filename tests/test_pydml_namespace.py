@@ -339,6 +339,91 @@ def test_unmapped_options_warn_once(small, monkeypatch):
         assert dml.NCMC(centroids_num=[2, 1, 3])._make(X, y).centroids_num == 3
 
 
+
+def _fitted_stub(loss_history, loss, n_iter, **info):
+    """A stand-in for a fitted jaxdml estimator: only ``result_``, which the metadata reads."""
+    from types import SimpleNamespace
+
+    return SimpleNamespace(result_=SimpleNamespace(loss_history=np.asarray(loss_history, dtype=float), loss=loss,
+                                                   n_iter=n_iter, info=info))
+
+
+def test_gradient_learners_map_parameters_and_metadata(small, monkeypatch):
+    """NCMML, NCMC, MCML, LDML, LODML and CMOML: pyDML's arguments become the jaxdml estimator's, and
+    metadata() reports jaxdml's objective under pyDML's names (NCMML/NCMC: the summed log-probability,
+    -n times jaxdml's mean negative log-likelihood)."""
+    X, y = small
+    monkeypatch.setattr("jaxdml.pydml._base._WARNED", set())
+    est = dml.NCMML(num_dims=2, max_iter=7, initial_transform="scale")._make(X, y)
+    assert isinstance(est, jaxdml.NCMML) and (est.n_components, est.max_iter) == (2, 7)
+    np.testing.assert_allclose(est.init, np.diag(1.0 / np.ptp(X, 0))[:2])
+    stub, ncmml = _fitted_stub([0.9, 0.5, 0.4], 0.4, 3), dml.NCMML()
+    ncmml.X_ = X  # the training data, as fit stores it
+    assert ncmml._metadata(stub) == {"num_iters": 3, "initial_expectance": pytest.approx(-0.9 * len(X)),
+                                           "final_expectance": pytest.approx(-0.4 * len(X))}
+    ncmc = dml.NCMC(num_dims=2, centroids_num=2, random_state=3)
+    assert ncmc.get_params()["random_state"] == 3 and ncmc.get_params()["centroids_num"] == 2
+    ncmc.set_params(centroids_num=4, n_init=5)
+    assert ncmc.centroids_num == 4 and ncmc.kmeans_kwargs == {"random_state": 3, "n_init": 5}
+    with pytest.warns(dml.PyDMLCompatibilityWarning, match=r"NCMC: k-means arguments \['n_init'\] have no"):
+        est = ncmc._make(X, y)
+    assert isinstance(est, jaxdml.NCMC) and (est.n_components, est.centroids_num, est.random_state) == (2, 4, 3)
+    est = dml.MCML(num_dims=2, initial_metric="euclidean", max_iter=5)._make(X, y)
+    assert isinstance(est, jaxdml.MCML) and (est.n_components, est.max_iter) == (2, 5)
+    est = dml.LDML(num_dims=3, b=0.25)._make(X, y)
+    assert isinstance(est, jaxdml.LDML) and (est.n_components, est.b) == (3, 0.25)
+    assert dml.LDML()._metadata(_fitted_stub([2.0, 1.0], 1.0, 2)) == {"num_iters": 2, "initial_error": 2.0,
+                                                                       "final_error": 1.0}
+    assert dml.LMNN()._metadata(_fitted_stub([], 1.5, 0)) == {"num_iters": 0, "initial_error": 1.5,
+                                                               "final_error": 1.5}  # no history: the final loss
+    est = dml.LODML(k=2, v=4, alpha=0.5, maxit=30)._make(X, y)
+    assert isinstance(est, jaxdml.LODML) and (est.n_targets, est.n_impostors, est.alpha, est.max_iter) == (2, 4, 0.5, 30)
+    assert dml.LODML()._make(X, y).max_iter is None  # pyDML's maxit is sized for its own solver
+    est = dml.CMOML(n_dims=2, chain_size=4, neighborhood_size=10)._make(X, y)
+    assert isinstance(est, jaxdml.CMOML) and (est.n_components, est.chain_size, est.neighborhood_size) == (2, 4, 10)
+    assert dml.CMOML()._metadata(_fitted_stub([3.0, 1.0], 1.0, 9)) == {"initial_objective": 3.0,
+                                                                        "final_objective": 1.0}
+    with pytest.raises(ValueError, match="CMOML: n_dims must be an int >= 1"):
+        dml.CMOML(n_dims=0)._make(X, y)
+
+
+def test_pairs_from_side_information_match_brute_force(small):
+    from jaxdml.pydml._constraints import _pairs_from_side
+
+    rng = np.random.default_rng(1)
+    n = 7
+    S = rng.random((n, n)) < 0.3
+    D = (rng.random((n, n)) < 0.3) & ~S & ~S.T
+    for side in ([S, D], [S]):
+        pairs, labels = _pairs_from_side(side, n)
+        Dm = side[1] if len(side) > 1 else ~S
+        ref = [((i, j), 1 if (S[i, j] or S[j, i]) else -1) for i in range(n) for j in range(i + 1, n)
+               if S[i, j] or S[j, i] or Dm[i, j] or Dm[j, i]]
+        assert [(tuple(p), int(l)) for p, l in zip(pairs, labels)] == ref
+    with pytest.raises(ValueError, match=r"\(n, n\) boolean matrices with n = 8"):
+        _pairs_from_side([S], 8)
+    X, y = small
+    with pytest.raises(ValueError, match="for labels use LSI\\(supervised=True\\)"):
+        dml.LSI().fit(X, y)
+
+
+def test_constraint_learners_map_parameters_and_metadata(small, monkeypatch):
+    X, y = small
+    monkeypatch.setattr("jaxdml.pydml._base._WARNED", set())
+    with pytest.warns(dml.PyDMLCompatibilityWarning, match="ITML: one bound alone has no counterpart"):
+        est = dml.ITML(upper_bound=2.0)._make(X, y)
+    assert est.bounds is None and est.percentiles == (5.0, 95.0)  # both bounds from the percentiles
+    assert dml.LSI(max_iter=12)._make(X, y).max_iter == 12
+    meta = dml.LSI()._metadata(_fitted_stub([4.0, 2.0], 2.0, 5, constraint=0.75))
+    assert meta == {"initial_objective": 4.0, "final_objective": 2.0, "num_its": 5, "final_constraint": 0.75}
+    meta = dml.LSI()._metadata(_fitted_stub([], 2.0, 0))
+    assert np.isnan(meta["initial_objective"]) and np.isnan(meta["final_constraint"]) and meta["num_its"] == 0
+    est = dml.DML_eig(tol=1e-3, max_it=7)._make(X, y)
+    assert isinstance(est, jaxdml.DMLEig) and (est.tol, est.max_iter) == (1e-3, 7)
+    assert dml.DML_eig()._metadata(_fitted_stub([5.0, 3.0], 3.0, 2)) == {"initial_error": 5.0, "final_error": 3.0}
+    assert dml.DML_eig()._metadata(_fitted_stub([], 3.0, 0)) == {"initial_error": 3.0, "final_error": 3.0}
+
+
 @pytest.mark.slow  # LSI's solver compiles for a few seconds
 def test_lsi_from_side_information(small):
     X, y = small
@@ -403,6 +488,53 @@ def test_ncmc_classifier_and_prototypes(small):
     rnn = dml.ReducedNearestNeighbors().fit(X, y)
     assert set(rnn.get_reduced_neighbor_indexes()) <= set(cnn.get_condensed_neighbor_indexes())
     assert KNeighborsClassifier(1).fit(*rnn.get_reduced_neighbors()).score(X, y) == 1.0
+
+
+
+def test_knn_euclidean_and_loo_methods_match_scikit_learn(small):
+    X, y = small
+    L = np.array([[1.0, 0.0, 0.5, 0.0], [0.0, 2.0, 0.0, 1.0]])
+    knn = kNN(5, dml.Transformer(L).fit(X, y)).fit(X, y)
+    Xt = X[::4] + 0.01
+    sk = KNeighborsClassifier(5).fit(X, y)  # the *_orig methods: the Euclidean distance
+    np.testing.assert_array_equal(knn.predict_orig(Xt), sk.predict(Xt))
+    np.testing.assert_allclose(knn.predict_proba_orig(Xt), sk.predict_proba(Xt), atol=1e-12)
+    np.testing.assert_allclose(knn.predict_proba_orig(), _loo_proba(X, y, 5), atol=1e-12)
+    np.testing.assert_array_equal(knn.predict_orig(), knn.loo_pred(X))
+    np.testing.assert_allclose(knn.loo_prob(X @ L.T), knn.predict_proba(), atol=1e-12)  # already transformed
+    np.testing.assert_allclose(knn.loo_prob(X @ L.T), _loo_proba(X @ L.T, y, 5), atol=1e-12)
+
+
+def test_ncmc_and_multiknn_parameters_and_probabilities(small, monkeypatch, capsys):
+    X, y = small
+    monkeypatch.setattr("jaxdml.pydml._base._WARNED", set())
+    ncmc = NCMC_Classifier(centroids_num=1, random_state=0)
+    assert ncmc.get_params() == {"centroids_num": 1, "random_state": 0}
+    ncmc.set_params(centroids_num=2, n_init=2)
+    assert ncmc.get_params() == {"centroids_num": 2, "random_state": 0, "n_init": 2}
+    with pytest.warns(dml.PyDMLCompatibilityWarning, match=r"k-means arguments \['max_iter'\] have no counterpart"):
+        NCMC_Classifier(centroids_num=1, max_iter=5).fit(X, y)
+    one = NCMC_Classifier(centroids_num=1).fit(X, y)  # one centroid per class: the class means
+    proba = one.predict_proba(X)
+    np.testing.assert_allclose(proba.sum(1), 1.0, atol=1e-12)
+    means = np.stack([X[y == c].mean(0) for c in np.unique(y)])
+    nearest = np.argmin(((X[:, None, :] - means[None]) ** 2).sum(-1), axis=1)
+    np.testing.assert_array_equal(np.argmax(proba, 1), nearest)
+
+    mknn = MultiDML_kNN(3, dmls=dml.Euclidean(), weights="distance")
+    assert mknn.get_params() == {"n_neighbors": 3, "dmls": mknn.dmls, "verbose": False, "weights": "distance"}
+    mknn.set_params(n_neighbors=5, weights="uniform", verbose=True, metric="manhattan")
+    assert mknn.n_neighbors == 5 and mknn.knn_args == {"weights": "uniform", "metric": "manhattan"}
+    with pytest.warns(dml.PyDMLCompatibilityWarning, match="metric and p are ignored"):
+        mknn.fit(X, y)
+    assert "Training DML  Euclidean" in capsys.readouterr().out  # verbose, as in pyDML
+    all_proba = mknn.predict_proba_all(X[:6])
+    ref = KNeighborsClassifier(5).fit(X, y).predict_proba(X[:6])
+    assert len(all_proba) == 2  # the Euclidean distance, then the learner (also Euclidean)
+    for p in all_proba:
+        np.testing.assert_allclose(p, ref, atol=1e-12)
+    for p in mknn.predict_proba_all():
+        np.testing.assert_allclose(p, _loo_proba(X, y, 5), atol=1e-12)
 
 
 # ---------------------------------------------------------------------------------------------- tuning

@@ -241,3 +241,33 @@ def test_mahalanobis_api(cls, kw, data):
         f(X[0], X[1, :2])
     est.fit(X * 2.0, y)
     assert f(pairs[0, 0], pairs[0, 1]) == pytest.approx(d[0])  # the metric function does not follow refits
+
+
+def test_self_pairs_are_dropped_with_a_warning_and_labels_with_pairs_refused():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(10, 3))
+    pairs = np.array([[0, 1], [2, 2], [3, 7], [4, 5], [6, 9]])
+    similar = np.array([1, 1, -1, 1, -1])
+    with pytest.warns(UserWarning, match=r"1 pair\(s\) of a row with itself ignored"):
+        with_self = jaxdml.ITML(random_state=0, max_iter=5).fit(X, pairs=pairs, similar=similar)
+    keep = pairs[:, 0] != pairs[:, 1]
+    without = jaxdml.ITML(random_state=0, max_iter=5).fit(X, pairs=pairs[keep], similar=similar[keep])
+    np.testing.assert_allclose(with_self.get_mahalanobis_matrix(), without.get_mahalanobis_matrix(), atol=1e-12)
+    with pytest.raises(ValueError, match="give either labels y or pairs/similar, not both"):
+        jaxdml.ITML().fit(X, np.arange(10) % 2, pairs=pairs, similar=similar)
+
+
+def test_sampled_pairs_on_large_data_are_label_pairs_without_duplicates():
+    """Above the enumeration limit, pairs are drawn without listing them: every similar pair joins two
+    distinct rows of one class, every dissimilar pair rows of two classes, each pair once, (low, high)."""
+    from jaxdml.methods._pairs import _ENUMERATE_LIMIT, sample_pairs
+
+    codes = np.random.default_rng(0).integers(0, 4, size=_ENUMERATE_LIMIT + 500)
+    a, b, s = sample_pairs(codes, 300, 400, np.random.RandomState(1))
+    assert np.all(a < b) and len(np.unique(a * len(codes) + b)) == len(a)
+    np.testing.assert_array_equal(codes[a] == codes[b], s > 0)
+    assert set(np.unique(s)) == {-1, 1}
+    assert 0.9 * 300 <= np.sum(s > 0) <= 300 and 0.9 * 400 <= np.sum(s < 0) <= 400  # few duplicates dropped
+    # a class with one row cannot give a similar pair: only dissimilar pairs are drawn
+    a, b, s = sample_pairs(np.arange(_ENUMERATE_LIMIT + 1), 50, 60, np.random.RandomState(2))
+    assert np.all(s == -1) and 0 < len(s) <= 60 and np.all(a != b)
