@@ -30,7 +30,8 @@ class _Fixed(BaseMetricLearner):
     _supervised = False
 
     def _maps(self) -> tuple[np.ndarray, np.ndarray]:
-        raise NotImplementedError
+        """``(components_, metric_)`` of the fixed distance: each subclass defines it (abstract hook)."""
+        raise NotImplementedError(f"{type(self).__name__} must define _maps()")
 
     def fit(self, X, y=None):
         """Check that ``X`` has as many features as the matrix has columns and store ``components_``

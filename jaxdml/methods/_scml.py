@@ -71,7 +71,7 @@ def knn_triplets(X, codes, k_genuine, k_impostor, max_triplets=None, random_stat
     keep[keep.all(axis=1), -1] = False
     gen = near[keep].reshape(anchors.size, kg).astype(np.int64)
     imp, _ = knn_search(Xq, ki, Y=X, labels=cq, y_labels=codes, mode="other", exclude_self=False)
-    imp, n = imp.astype(np.int64), anchors.size
+    imp = imp.astype(np.int64)
     i = np.repeat(anchors, kg * ki)
     j = np.repeat(gen, ki, axis=1).ravel()
     l = np.tile(imp, (1, kg)).ravel()
