@@ -40,6 +40,7 @@ def _run(env, *args):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow  # two processes; the default suite checks the default folder and switches in-process
 def test_default_cache_serves_a_second_process(tmp_path):
     env = _env(tmp_path)  # no JAXDML_ setting at all: the default
     folder = tmp_path / "home-cache" / "jaxdml" / "xla"

@@ -74,9 +74,10 @@ PARAMS = [(name, ds[0]) for name, (_, _, ds) in CASES.items()]
 PARAMS += [pytest.param(name, d, marks=pytest.mark.slow) for name, (_, _, ds) in CASES.items() for d in ds[1:]]
 
 
-def _grad_check(f_jax, f_ref, Z, n_dir=2, eps=1e-5):
-    """jax.grad of the loss against central differences of the reference along random directions."""
-    g = np.asarray(jax.jit(jax.grad(f_jax))(jnp.asarray(Z)))
+def _grad_check(f_jax, f_ref, Z, n_dir=2, eps=1e-5, jax_grad=False):
+    """jax.grad of the loss (or ``f_jax`` itself, when it is the gradient: ``jax_grad=True``) against
+    central differences of the reference along random directions."""
+    g = np.asarray(f_jax(jnp.asarray(Z)) if jax_grad else jax.jit(jax.grad(f_jax))(jnp.asarray(Z)))
     assert np.all(np.isfinite(g))
     rng = np.random.default_rng(1)
     for _ in range(n_dir):
@@ -86,16 +87,25 @@ def _grad_check(f_jax, f_ref, Z, n_dir=2, eps=1e-5):
     return g
 
 
+@functools.lru_cache(maxsize=None)
+def _value_and_grad(name, distance):
+    """One jitted value-and-gradient program per loss and distance (labels an argument), shared by
+    the tests of this module; call it in float64 mode."""
+    f = CASES[name][0]
+    return jax.jit(jax.value_and_grad(lambda z, labels: f(z, labels, distance)))
+
+
 @pytest.mark.parametrize("name,distance", PARAMS)
 def test_loss_matches_reference(name, distance, x64):
     """Value and gradient against the paper's formula, on every distance the loss takes."""
-    f, ref, _ = CASES[name]
+    _, ref, _ = CASES[name]
     Z = _data()
     pairs = R.label_pairs(Y, ROWS)
-    value = float(jax.jit(lambda z, y: f(z, y, distance))(jnp.asarray(Z), jnp.asarray(Y)))
-    np.testing.assert_allclose(value, ref(Z, Y, ROWS, pairs, distance), rtol=1e-10, atol=1e-12)
+    value, g = _value_and_grad(name, distance)(jnp.asarray(Z), jnp.asarray(Y))
+    np.testing.assert_allclose(float(value), ref(Z, Y, ROWS, pairs, distance), rtol=1e-10, atol=1e-12)
     fixed = dict(at=Z) if name == "circle" else {}  # circle's weights are constants of the gradient
-    _grad_check(lambda z: f(z, jnp.asarray(Y), distance), lambda z: ref(z, Y, ROWS, pairs, distance, **fixed), Z)
+    _grad_check(lambda z: _value_and_grad(name, distance)(z, jnp.asarray(Y))[1],
+                lambda z: ref(z, Y, ROWS, pairs, distance, **fixed), Z, jax_grad=True)
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -124,10 +134,10 @@ DEGENERATE = {"one-class": np.zeros(10, int), "all-singletons": np.arange(10),
 def test_degenerate_batches_have_defined_values(name, x64):
     """One class (no negatives), no positives at all, a single positive pair: the reference's value,
     finite gradients, never NaN."""
-    f, ref, ds = CASES[name]
+    _, ref, ds = CASES[name]
     d = ds[0]
     Z = _data(2)
-    value_and_grad = jax.jit(jax.value_and_grad(lambda z, labels: f(z, labels, d)))  # one program, every case
+    value_and_grad = _value_and_grad(name, d)  # one program, every case (and test_loss_matches_reference's)
     for case, labels in DEGENERATE.items():
         v, g = value_and_grad(jnp.asarray(Z), jnp.asarray(labels))
         assert np.isfinite(float(v)) and np.all(np.isfinite(np.asarray(g))), case
@@ -148,7 +158,8 @@ def test_reductions(name, x64):
     np.testing.assert_allclose(float(jnp.sum(terms)), float(total), rtol=1e-10)
 
 
-@pytest.mark.parametrize("name", ["triplet_margin", "multi_similarity", "lmnn"])
+# the eager call compiles every primitive on its own: one loss in the default suite, the others slow
+@pytest.mark.parametrize("name", _slow_unless("triplet_margin", ["triplet_margin", "multi_similarity", "lmnn"]))
 def test_jit_and_vmap(name, x64):
     """jit gives the eager value; vmap over a stack of batches gives each batch's value."""
     f, _, ds = CASES[name]

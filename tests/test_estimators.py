@@ -15,20 +15,22 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 import jaxdml
 
 # Estimators under the common checks, with small iteration budgets (as scikit-learn does for NCA).
-# No check is skipped. The gradient learners run in the slow suite: each check compiles their solver
-# again for its data's shape (tests/test_nca_sklearn_api.py ports scikit-learn's own NCA tests to the
-# default suite).
+# No check is skipped. The default suite checks one estimator of each kind (unsupervised and
+# supervised eigen methods, chunklets, kernel, wrapper, weakly supervised); the others, and the
+# gradient learners (each check compiles their solver again for its data's shape), run in the slow
+# suite (tests/test_nca_sklearn_api.py ports scikit-learn's own NCA tests to the default suite).
 ESTIMATORS = [
     jaxdml.Euclidean(),
-    jaxdml.PCA(),
     jaxdml.LDA(),
     jaxdml.Covariance(),
     jaxdml.LFDA(),
     jaxdml.RCA(),
-    jaxdml.GMML(), jaxdml.LLDA(), jaxdml.KLLDA(), jaxdml.IMLS(LinearDiscriminantAnalysis(), max_iter=2),  # pyDML's
+    jaxdml.KLLDA(), jaxdml.IMLS(LinearDiscriminantAnalysis(), max_iter=2),  # pyDML's
     jaxdml.SDML(),  # metric-learn's weakly supervised algorithms
 ]
 SLOW_ESTIMATORS = [
+    jaxdml.PCA(), jaxdml.GMML(), jaxdml.LLDA(),  # the eigen paths of Covariance/LDA, KLLDA
+
     jaxdml.NCA(max_iter=5),
     jaxdml.LMNN(max_iter=5),
     jaxdml.LMNN(solver="projected", max_iter=5),

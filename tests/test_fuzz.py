@@ -70,9 +70,21 @@ def _check_result(m, caught, method):
 
 @pytest.mark.parametrize("method", METHODS)
 def test_clear_error_or_finite_psd_metric_with_honest_flags(method):
-    rng = np.random.default_rng(zlib.crc32(method.encode()))  # the same cases in every run
+    _probe_fit(method, _cases(3), seed=0)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("method", METHODS)
+def test_clear_error_or_finite_psd_metric_with_honest_flags_more_probes(method):
+    """Other probes than the default suite's (each probe compiles its method for a new shape)."""
+    _probe_fit(method, _cases(8), seed=1)
+
+
+def _probe_fit(method, n, seed):
+    """``n`` random inputs to ``jaxdml.fit(loss=method)``: each gives a clear error or a finite PSD
+    metric whose ``converged=False`` comes with a warning."""
+    rng = np.random.default_rng([zlib.crc32(method.encode()), seed])  # the same cases in every run
     outcomes = {"error": 0, "result": 0}
-    n = _cases(5)
     for _ in range(n):
         X, y, kw = _case(rng)
         with warnings.catch_warnings(record=True) as caught:

@@ -201,8 +201,7 @@ def test_losses_ignore_padding_and_blocks(rng, x64, name):
 
 
 # --------------------------------------------------------------------------- fits
-# The fits below use the training part of the first fold of the accuracy test (same shapes, same
-# default budgets), so the compiled optimisation loops are shared between the tests.
+# The fits below use the training part of the first fold of the accuracy test (the same shapes).
 def _folds(y, n_splits=5):
     return list(StratifiedKFold(n_splits, shuffle=True, random_state=0).split(np.zeros(len(y)), y))
 
@@ -228,12 +227,16 @@ FIT_CASES = [("ncmml", {}), ("ncmc", dict(random_state=0)), ("mcml", {}), ("ldml
              ("klmnn", dict(kernel="linear"))]
 
 
+#: iterations of the fits below: enough to move well below the start, a fraction of the defaults' run time
+BUDGET = 40
+
+
 @pytest.mark.parametrize("loss, kw", FIT_CASES)
 def test_fit_decreases_the_loss(wine_fold, loss, kw):
     X, y = wine_fold[:2]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = jaxdml.fit(X, y, loss=loss, **kw)
+        res = jaxdml.fit(X, y, loss=loss, max_iter=BUDGET, **kw)
     hist = res.loss_history
     assert hist.size >= 2 and np.all(np.isfinite(hist))
     best = np.minimum.accumulate(hist)
@@ -253,7 +256,7 @@ def test_fit_decreases_the_loss(wine_fold, loss, kw):
         assert np.allclose(params, params.T) and np.linalg.eigvalsh(params).min() > -1e-6
     if loss == "ncmc":
         np.testing.assert_allclose(res.info["centroids"], np.asarray(prob.centroids), rtol=1e-6)
-        same = jaxdml.fit(X, y, loss="ncmc", random_state=0, tol=1e-3)  # NCMC's own default tol
+        same = jaxdml.fit(X, y, loss="ncmc", random_state=0, tol=1e-3, max_iter=BUDGET)  # NCMC's own default tol
         assert same.n_iter == res.n_iter and np.allclose(same.L, res.L)
 
 
@@ -421,6 +424,7 @@ def test_fit_forwards_klmnn_parameters(wine, monkeypatch):
 
 
 # --------------------------------------------------------------------------- accuracy (fast)
+@pytest.mark.slow  # accuracy on real data: 25 fits
 def test_learned_metrics_help_3nn_on_wine(wine):
     """5-fold 3-NN accuracy on wine (min-max scaled within folds): every method within 3 points of
     Euclidean, most of them strictly better (the 10-fold table on iris/wine/breast cancer is in the

@@ -45,7 +45,13 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("name,make,bound", CASES, ids=[c[0] for c in CASES])
+#: in the slow suite: NCA-2d runs NCA's code on a rectangular map; MLKR, MMC, LSML and SDML are checked
+#: against their references in the default suite (test_metric_learn_algorithms, test_sdml_lsml_scml)
+SLOW_CASES = {"NCA-2d", "MLKR", "MMC", "LSML", "SDML"}
+
+
+@pytest.mark.parametrize("name,make,bound", [pytest.param(*c, marks=pytest.mark.slow) if c[0] in SLOW_CASES else c
+                                             for c in CASES], ids=[c[0] for c in CASES])
 def test_iris_class_separation(iris, name, make, bound):
     X, y = iris
     Z = make().fit(X, y).transform(X)

@@ -133,7 +133,9 @@ def test_callable_kernels_must_be_mercer(loss):
     assert np.all(np.isfinite(m.transform(X)))
 
 
-@pytest.mark.parametrize("loss", ["nca", "lmnn", "mcml", "ldml", "ncmml", "itml"])
+# mcml, ldml and ncmml read random_state through the gradient solver's code that nca exercises
+@pytest.mark.parametrize("loss", ["nca", "lmnn", "itml", *(pytest.param(m, marks=pytest.mark.slow)
+                                                          for m in ("mcml", "ldml", "ncmml"))])
 def test_random_state_forms(loss):
     rng = np.random.default_rng(0)
     X, y = rng.random((60, 3)), np.arange(60) % 3
@@ -258,7 +260,8 @@ def test_feature_names_out_and_pandas_output(iris01, est):
 
 
 # --------------------------------------------------------------------------- observability
-@pytest.mark.parametrize("loss", ["nca", "lmnn", "itml", "lsi", "dml_eig", "ldml"])
+# ldml logs through the gradient solver's progress code that nca exercises
+@pytest.mark.parametrize("loss", ["nca", "lmnn", "itml", "lsi", "dml_eig", pytest.param("ldml", marks=pytest.mark.slow)])
 def test_verbose_progress_goes_to_the_jaxdml_logger(iris01, loss, caplog):
     import logging
 
