@@ -8,8 +8,8 @@ os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 
 #: compile options of the suite on a CPU: it compiles hundreds of small programs whose run time is
 #: negligible, so XLA's compile time dominates; the classic CPU emitter without LLVM optimisation
-#: compiles them about 2.5x faster (the arithmetic is the same IEEE arithmetic; CI's lowest-versions
-#: job runs the suite with XLA's defaults, JAXDML_TEST_XLA_DEFAULTS=1). Set before jax is imported,
+#: compiles them about 2.5x faster (the arithmetic is the same IEEE arithmetic;
+#: JAXDML_TEST_XLA_DEFAULTS=1 runs the suite with XLA's defaults). Set before jax is imported,
 #: so that subprocesses and notebook kernels started by the tests inherit it.
 QUICK_XLA_FLAGS = ("--xla_cpu_use_fusion_emitters=false", "--xla_backend_optimization_level=0")
 
