@@ -131,8 +131,9 @@ def test_lsml_loss_and_gradient_match_naive_and_finite_differences(rng):
     L = np.eye(d) + 0.3 * rng.normal(size=(d, d))
     with jax.enable_x64(True):
         prob = QuadrupletProblem(jnp.asarray(np.stack([Vab, Vcd], 1)), jnp.asarray(w), jnp.asarray(P))
-        assert abs(float(lsml(jnp.asarray(L), prob)) - _naive_lsml(L, Vab, Vcd, w, P)) < 1e-10
-        g = np.asarray(jax.grad(lsml)(jnp.asarray(L), prob))
+        value, g = jax.jit(jax.value_and_grad(lsml))(jnp.asarray(L), prob)  # one program, not op by op
+        assert abs(float(value) - _naive_lsml(L, Vab, Vcd, w, P)) < 1e-10
+        g = np.asarray(g)
     fd = np.zeros_like(L)
     h = 1e-6
     for idx in np.ndindex(*L.shape):
@@ -228,7 +229,8 @@ def test_scml_from_triplets_and_objective(iris):
     assert satisfied > np.mean(((X[a] - X[p]) ** 2).sum(1) < ((X[a] - X[n]) ** 2).sum(1)) - 0.02
     with jax.enable_x64(True):
         P, iab, ian = [jnp.asarray(v) for v in jaxdml.methods._scml._projections(X, T, est.basis_)]
-        assert abs(float(scml_objective(jnp.asarray(est.weights_), P, iab, ian, 1e-5)) - est.result_.loss) < 1e-5
+        value = jax.jit(scml_objective)(jnp.asarray(est.weights_), P, iab, ian, 1e-5)  # one program
+        assert abs(float(value) - est.result_.loss) < 1e-5
 
 
 def test_scml_streamed_objective_equals_the_dense_one(iris):
@@ -245,14 +247,18 @@ def test_scml_streamed_objective_equals_the_dense_one(iris):
     Vp, Bp, iabp, ianp, mask = _padded(V, B, iab2, ian2)
     assert Vp.shape[0] > V.shape[0] or Bp.shape[0] > B.shape[0] or mask.size > T.shape[0]
     w = np.random.RandomState(1).exponential(size=Bp.shape[0])
+
+    @jax.jit  # the three evaluations as one program (op by op, every primitive would compile)
+    def evaluate(w, P, iab, ian, V, B, Vp, Bp, iabp, ianp, mask):
+        return (scml_objective(w[: B.shape[0]], P, iab, ian, 1e-3),
+                scml_streamed_objective(w, Vp, Bp, iabp, ianp, 1e-3, mask),
+                _pair_projections(V, B, jnp.arange(7)))
+
     with jax.enable_x64(True):
-        dense = float(scml_objective(jnp.asarray(w[: B.shape[0]]), jnp.asarray(P), jnp.asarray(iab),
-                                     jnp.asarray(ian), 1e-3))
-        streamed = float(scml_streamed_objective(jnp.asarray(w), jnp.asarray(Vp), jnp.asarray(Bp),
-                                                 jnp.asarray(iabp), jnp.asarray(ianp), 1e-3, jnp.asarray(mask)))
-        # padded bases are zero: their weights add only to the L1 term
-        assert streamed == pytest.approx(dense + 1e-3 * w[B.shape[0]:].sum(), rel=1e-12)
-        rows = np.asarray(_pair_projections(jnp.asarray(V), jnp.asarray(B), jnp.arange(7)))
+        dense, streamed, rows = evaluate(*map(jnp.asarray, (w, P, iab, ian, V, B, Vp, Bp, iabp, ianp, mask)))
+        dense, streamed, rows = float(dense), float(streamed), np.asarray(rows)
+    # padded bases are zero: their weights add only to the L1 term
+    assert streamed == pytest.approx(dense + 1e-3 * w[B.shape[0]:].sum(), rel=1e-12)
     np.testing.assert_allclose(rows, P[:7], rtol=1e-12)
 
 
