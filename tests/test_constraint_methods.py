@@ -557,10 +557,12 @@ def test_itml_default_pairs_rule():
     assert itml_default_pairs(26, 4) == 500 and itml_default_pairs(26, 16) == 2048
     assert itml_default_pairs(10, 32) == 2000 and itml_default_pairs(40, 32) == 8192
     rng = np.random.RandomState(0)
-    X, y = rng.normal(size=(1500, 9)), np.arange(1500) % 30
+    # 30 classes of 10 rows: 1350 similar pairs to draw the 648 from (the rule does not depend on N)
+    X, y = rng.normal(size=(300, 9)), np.arange(300) % 30
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        m = jaxdml.fit(X, y, loss="itml", max_iter=1, random_state=0)
+        # (the data and budget of the next test: one compiled solver for both)
+        m = jaxdml.fit(X, y, loss="itml", max_iter=3, random_state=0)
     s = m.info["labels"]
     assert np.sum(s == 1) == np.sum(s == -1) == 8 * 81
     np.testing.assert_array_equal(m.info["similar"], (s == 1).astype(float))
@@ -575,7 +577,7 @@ def test_itml_default_gamma_keeps_the_pairs_total_weight():
     assert itml_default_gamma(1.0, 3, 180) == 1.0 and itml_default_gamma(2.0, 26, 2048) == 2.0 * 500 / 2048
     assert itml_default_gamma(np.inf, 26, 2048) == np.inf
     rng = np.random.RandomState(0)
-    X, y = rng.normal(size=(1500, 9)), np.arange(1500) % 30
+    X, y = rng.normal(size=(300, 9)), np.arange(300) % 30  # 1350 similar pairs to draw 648 from
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         m = jaxdml.fit(X, y, loss="itml", max_iter=3, random_state=0)
