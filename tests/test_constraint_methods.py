@@ -80,6 +80,33 @@ def ref_dml_eig(M, X, y):
     return min(ref_sq(M, X, i, j) for i, j in D)
 
 
+@pytest.fixture(scope="module")
+def wine():
+    """wine, min-max scaled (as the suite's ``wine_scaled``), for the module's shared fits."""
+    from sklearn.preprocessing import minmax_scale
+
+    X, y = load_wine(return_X_y=True)
+    return minmax_scale(X), y
+
+
+@pytest.fixture(scope="module")
+def itml_wine(wine):
+    """ITML's default fit of wine, by the estimator (its ``result_`` is what ``jaxdml.fit(X, y,
+    loss="itml", random_state=0)`` returns): one solve for the tests of the fit and of the estimator."""
+    X, y = wine
+    return jaxdml.ITML(random_state=0).fit(X, y)
+
+
+@pytest.fixture(scope="module")
+def lsi_plain_wine(wine):
+    """The plain LSI problem (reg=0) on wine solved to a duality gap of 1e-7 without a convergence
+    warning (an error here): one solve for the tests of the plain problem and of its reporting."""
+    X, y = wine
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        return jaxdml.fit(X, y, loss="lsi", reg=0, tol=1e-7)
+
+
 @pytest.fixture
 def small(rng):
     X = rng.normal(size=(14, 3))
@@ -135,9 +162,9 @@ def test_itml_hard_constraints_without_slack(x64):
     np.testing.assert_allclose(np.asarray(st.xi), xi0)  # no slack moves
 
 
-def test_itml_fit_satisfies_slack_constraints_on_wine(wine_scaled):
-    X, y = wine_scaled
-    m = jaxdml.fit(X, y, loss="itml", random_state=0)
+def test_itml_fit_satisfies_slack_constraints_on_wine(wine, itml_wine):
+    X, y = wine
+    m = itml_wine.result_
     u, l = m.info["bounds"]
     from scipy.spatial.distance import pdist
 
@@ -211,8 +238,8 @@ def test_pair_functions_match_reference(small, x64):
                                                            for i in range(14)], rtol=1e-9, atol=1e-12)
 
 
-def test_lsi_feasible_and_better_than_identity(wine_scaled):
-    X, y = wine_scaled
+def test_lsi_feasible_and_better_than_identity(wine, lsi_plain_wine):
+    X, y = wine
     m = jaxdml.fit(X, y, loss="lsi")
     obj, con = ref_lsi(m.M, X, y)
     assert con <= 1 + 1e-6
@@ -226,7 +253,7 @@ def test_lsi_feasible_and_better_than_identity(wine_scaled):
     # the default (reg=0.1) is full rank and certified converged; the plain problem (reg=0) has a
     # larger objective, the constraint active, and collapses to low rank
     assert m.converged and m.info["duality_gap"] <= 1e-5 * obj and w.min() > 1e-6 * w.max()
-    plain = jaxdml.fit(X, y, loss="lsi", reg=0.0)
+    plain = lsi_plain_wine  # reg=0, solved to a gap of 1e-7 (the default tolerance: 1e-5)
     obj_plain, con_plain = ref_lsi(plain.M, X, y)
     assert plain.converged and con_plain == pytest.approx(1.0, abs=1e-6) and obj_plain >= obj
     wp = np.linalg.eigvalsh(plain.M)
@@ -291,15 +318,13 @@ def test_lsi_reaches_the_optimum_of_an_independent_optimiser(x64):
     assert m.converged and value == pytest.approx(ref, rel=1e-6, abs=1e-6 * abs(ref))
 
 
-def test_lsi_reports_convergence_honestly(wine_scaled):
-    X, y = wine_scaled
+def test_lsi_reports_convergence_honestly(wine, lsi_plain_wine):
+    X, y = wine
     with pytest.warns(ConvergenceWarning):
         m = jaxdml.fit(X, y, loss="lsi", reg=0, max_iter=3)
     assert not m.converged and m.n_iter == 3
     assert m.info["duality_gap"] > 1e-5 * m.loss
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", ConvergenceWarning)
-        m = jaxdml.fit(X, y, loss="lsi", reg=0, tol=1e-7)
+    m = lsi_plain_wine  # tol=1e-7, fitted with a ConvergenceWarning raised as an error
     assert m.converged and m.info["duality_gap"] <= 1e-7 * m.loss
 
 
@@ -480,9 +505,8 @@ def test_sklearn_compatible_slow(estimator, check):
         check(estimator)
 
 
-def test_estimators_views_and_defaults(wine_scaled):
-    X, y = wine_scaled
-    est = jaxdml.ITML(random_state=0).fit(X, y)
+def test_estimators_views_and_defaults(itml_wine):
+    est = itml_wine
     np.testing.assert_allclose(est.metric_, est.components_.T @ est.components_, rtol=1e-8, atol=1e-12)
     u, l = est.bounds_
     assert 0 < u < l and est.converged_
