@@ -75,9 +75,10 @@ def test_batched_knn_host_and_device_paths_agree(monkeypatch, weights):
     from jaxdml.classifiers import _multidml
 
     rng = np.random.default_rng(0)
-    # every number of metrics m, dimension p and k of 1 to 3 (k = 2: tied votes), each (m, p, k) one
-    # compiled program on the device path (the rows are padded to one bucket); random sizes and rows
-    for m, p, k in ((1, 1, 2), (2, 3, 1), (3, 2, 3), (2, 1, 3)):
+    # eight cases: every number of metrics m, dimension p and k of 1 to 3 (k = 2: tied votes), twice,
+    # with random sizes and rows; the device path compiles one program per (m, p, k) (its rows are
+    # padded to one bucket), not one per case
+    for m, p, k in 2 * ((1, 1, 2), (2, 3, 1), (3, 2, 3), (2, 1, 3)):
         nq, nt = rng.integers(1, 30), rng.integers(4, 50)
         Zt = rng.integers(0, 3, size=(m, nt, p)).astype(float)
         Zq = rng.integers(0, 3, size=(m, nq, p)).astype(float)
