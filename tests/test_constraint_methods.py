@@ -329,7 +329,7 @@ def test_lsi_reports_convergence_honestly(wine, lsi_plain_wine):
 
 
 def test_lsi_plain_problem_unbounded_is_an_error():
-    # feature 1 is constant within each class but differs between them: X_S is singular there and
+    # the last feature is constant within each class but differs between them: X_S is singular there and
     # the plain problem is unbounded (the ridge of reg > 0 bounds it)
     # (42 rows, 4 features and 3 classes: the padded shapes of the iris subset above, whose compiled
     # solver the regularised fit reuses)
