@@ -80,6 +80,33 @@ def ref_dml_eig(M, X, y):
     return min(ref_sq(M, X, i, j) for i, j in D)
 
 
+@pytest.fixture(scope="module")
+def wine():
+    """wine, min-max scaled (as the suite's ``wine_scaled``), for the module's shared fits."""
+    from sklearn.preprocessing import minmax_scale
+
+    X, y = load_wine(return_X_y=True)
+    return minmax_scale(X), y
+
+
+@pytest.fixture(scope="module")
+def itml_wine(wine):
+    """ITML's default fit of wine, by the estimator (its ``result_`` is what ``jaxdml.fit(X, y,
+    loss="itml", random_state=0)`` returns): one solve for the tests of the fit and of the estimator."""
+    X, y = wine
+    return jaxdml.ITML(random_state=0).fit(X, y)
+
+
+@pytest.fixture(scope="module")
+def lsi_plain_wine(wine):
+    """The plain LSI problem (reg=0) on wine solved to a duality gap of 1e-7 without a convergence
+    warning (an error here): one solve for the tests of the plain problem and of its reporting."""
+    X, y = wine
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        return jaxdml.fit(X, y, loss="lsi", reg=0, tol=1e-7)
+
+
 @pytest.fixture
 def small(rng):
     X = rng.normal(size=(14, 3))
@@ -113,7 +140,7 @@ def test_itml_bregman_matches_naive_algorithm(rng, x64):
         np.testing.assert_allclose(np.asarray(st.xi), xi, rtol=1e-8)
         np.testing.assert_allclose(np.asarray(st.lam), lam, rtol=1e-8, atol=1e-12)
         # the objective tracked through the rank-one updates equals the exact one
-        exact = float(itml_objective(st.M, M0, st.xi, xi0, gamma=gamma))
+        exact = float(jax.jit(itml_objective)(st.M, M0, st.xi, xi0, gamma=gamma))  # gamma traced: one program
         np.testing.assert_allclose(float(st.history[3]), exact, rtol=1e-8)
         # padding rows (delta = 0) change nothing
         st2 = itml_bregman(M0, np.vstack([V, np.ones((3, d))]), np.r_[delta, np.zeros(3)],
@@ -135,9 +162,9 @@ def test_itml_hard_constraints_without_slack(x64):
     np.testing.assert_allclose(np.asarray(st.xi), xi0)  # no slack moves
 
 
-def test_itml_fit_satisfies_slack_constraints_on_wine(wine_scaled):
-    X, y = wine_scaled
-    m = jaxdml.fit(X, y, loss="itml", random_state=0)
+def test_itml_fit_satisfies_slack_constraints_on_wine(wine, itml_wine):
+    X, y = wine
+    m = itml_wine.result_
     u, l = m.info["bounds"]
     from scipy.spatial.distance import pdist
 
@@ -165,6 +192,20 @@ def test_itml_priors(wine_scaled):
 
 
 # --------------------------------------------------------------------------- LSI / DML-eig pieces
+#: the smoothing parameters of the soft minimum checked below
+MUS = (1.0, 0.1, 1e-3)
+
+
+@jax.jit
+def _pair_quantities(M, prob):
+    """Every pair quantity of one problem from one compiled program (evaluated op by op, each of the
+    functions would compile every primitive separately, once per problem type)."""
+    return dict(obj=lsi_objective(M, prob), con=lsi_constraint(M, prob), XS=similar_scatter(prob),
+                dmin=dml_eig_objective(M, prob), d2=pair_sq_dists(M, prob),
+                smooth=jnp.stack([dml_eig_smoothed(M, prob, mu=mu) for mu in MUS]),
+                grad=jax.grad(lsi_objective)(M, prob))
+
+
 def test_pair_functions_match_reference(small, x64):
     X, y = small
     rng = np.random.default_rng(1)
@@ -172,33 +213,33 @@ def test_pair_functions_match_reference(small, x64):
     prob = jaxdml.make_problem(X, y, n_neighbors=None, pad_to=20)  # padding must not count
     S, D = ref_pairs(y)
     obj, con = ref_lsi(M, X, y)
-    np.testing.assert_allclose(float(lsi_objective(M, prob)), obj, rtol=1e-10)
-    np.testing.assert_allclose(float(lsi_constraint(M, prob)), con, rtol=1e-10)
+    hard = ref_dml_eig(M, X, y)
     XS = sum(np.outer(X[i] - X[j], X[i] - X[j]) for i, j in S)
-    np.testing.assert_allclose(np.asarray(similar_scatter(prob)), XS, rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(float(dml_eig_objective(M, prob)), ref_dml_eig(M, X, y), rtol=1e-10)
-    # the same quantities from explicit pairs
+    # the gradient of the LSI objective is sum_D O_ij / (2 d_ij)  (jax.grad, checked by the seed's formula)
+    G_ref = sum(np.outer(X[i] - X[j], X[i] - X[j]) / (2 * np.sqrt(ref_sq(M, X, i, j))) for i, j in D)
+    # the same quantities from labels (all pairs) and from explicit pairs
     pairs = np.array(S + D)
     sim = np.r_[np.ones(len(S)), np.zeros(len(D))]
     pp = jaxdml.make_pairs_problem(X, pairs, sim, pad_to=len(pairs) + 7)
-    np.testing.assert_allclose(float(lsi_objective(M, pp)), obj, rtol=1e-10)
-    np.testing.assert_allclose(np.asarray(similar_scatter(pp)), XS, rtol=1e-10, atol=1e-12)
-    d2 = np.asarray(pair_sq_dists(M, pp))[: len(pairs)]
-    np.testing.assert_allclose(d2, [ref_sq(M, X, i, j) for i, j in pairs], rtol=1e-9)
-    np.testing.assert_allclose(float(dml_eig_objective(M, pp)), ref_dml_eig(M, X, y), rtol=1e-10)
-    # smoothed min: min <= f_mu <= min + mu log|D|, and -> min as mu -> 0
-    hard = ref_dml_eig(M, X, y)
-    for mu in (1.0, 0.1, 1e-3):
-        f = float(dml_eig_smoothed(M, prob, mu=mu))
-        assert hard - 1e-9 <= f <= hard + mu * np.log(len(D)) + 1e-9
-    # the gradient of the LSI objective is sum_D O_ij / (2 d_ij)  (jax.grad, checked by the seed's formula)
-    G = np.asarray(jax.grad(lsi_objective)(jnp.asarray(M), prob))
-    ref = sum(np.outer(X[i] - X[j], X[i] - X[j]) / (2 * np.sqrt(ref_sq(M, X, i, j))) for i, j in D)
-    np.testing.assert_allclose(0.5 * (G + G.T), ref, rtol=1e-8)
+    for p in (prob, pp):
+        q = {k: np.asarray(v) for k, v in _pair_quantities(jnp.asarray(M), p).items()}
+        np.testing.assert_allclose(float(q["obj"]), obj, rtol=1e-10)
+        np.testing.assert_allclose(float(q["con"]), con, rtol=1e-10)
+        np.testing.assert_allclose(q["XS"], XS, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(float(q["dmin"]), hard, rtol=1e-10)
+        # smoothed min: min <= f_mu <= min + mu log|D|, and -> min as mu -> 0
+        for mu, f in zip(MUS, q["smooth"]):
+            assert hard - 1e-9 <= f <= hard + mu * np.log(len(D)) + 1e-9
+        np.testing.assert_allclose(0.5 * (q["grad"] + q["grad"].T), G_ref, rtol=1e-8)
+        if p is pp:
+            np.testing.assert_allclose(q["d2"][: len(pairs)], [ref_sq(M, X, i, j) for i, j in pairs], rtol=1e-9)
+        else:
+            np.testing.assert_allclose(q["d2"][:14, :14], [[ref_sq(M, X, i, j) for j in range(14)]
+                                                           for i in range(14)], rtol=1e-9, atol=1e-12)
 
 
-def test_lsi_feasible_and_better_than_identity(wine_scaled):
-    X, y = wine_scaled
+def test_lsi_feasible_and_better_than_identity(wine, lsi_plain_wine):
+    X, y = wine
     m = jaxdml.fit(X, y, loss="lsi")
     obj, con = ref_lsi(m.M, X, y)
     assert con <= 1 + 1e-6
@@ -212,7 +253,7 @@ def test_lsi_feasible_and_better_than_identity(wine_scaled):
     # the default (reg=0.1) is full rank and certified converged; the plain problem (reg=0) has a
     # larger objective, the constraint active, and collapses to low rank
     assert m.converged and m.info["duality_gap"] <= 1e-5 * obj and w.min() > 1e-6 * w.max()
-    plain = jaxdml.fit(X, y, loss="lsi", reg=0.0)
+    plain = lsi_plain_wine  # reg=0, solved to a gap of 1e-7 (the default tolerance: 1e-5)
     obj_plain, con_plain = ref_lsi(plain.M, X, y)
     assert plain.converged and con_plain == pytest.approx(1.0, abs=1e-6) and obj_plain >= obj
     wp = np.linalg.eigvalsh(plain.M)
@@ -261,7 +302,8 @@ def test_lsi_reaches_the_optimum_of_an_independent_optimiser(x64):
     X, y = load_iris(return_X_y=True)
     X, y = X[::3], y[::3]  # 50 samples, 4 features
     XS = sum(np.outer(X[i] - X[j], X[i] - X[j]) for i, j in ref_pairs(y)[0])
-    plain = jaxdml.fit(X, y, loss="lsi", reg=0, max_iter=1000, tol=1e-9)
+    # (the default budget, as the regularised fit below: one compiled solver for both; converged is asserted)
+    plain = jaxdml.fit(X, y, loss="lsi", reg=0, tol=1e-9)
     ref, _ = _slsqp_lsi(X, y, XS)
     ours, con = ref_lsi(plain.M, X, y)
     assert plain.converged and con <= 1 + 1e-9
@@ -276,24 +318,24 @@ def test_lsi_reaches_the_optimum_of_an_independent_optimiser(x64):
     assert m.converged and value == pytest.approx(ref, rel=1e-6, abs=1e-6 * abs(ref))
 
 
-def test_lsi_reports_convergence_honestly(wine_scaled):
-    X, y = wine_scaled
+def test_lsi_reports_convergence_honestly(wine, lsi_plain_wine):
+    X, y = wine
     with pytest.warns(ConvergenceWarning):
         m = jaxdml.fit(X, y, loss="lsi", reg=0, max_iter=3)
     assert not m.converged and m.n_iter == 3
     assert m.info["duality_gap"] > 1e-5 * m.loss
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", ConvergenceWarning)
-        m = jaxdml.fit(X, y, loss="lsi", reg=0, tol=1e-7)
+    m = lsi_plain_wine  # tol=1e-7, fitted with a ConvergenceWarning raised as an error
     assert m.converged and m.info["duality_gap"] <= 1e-7 * m.loss
 
 
 def test_lsi_plain_problem_unbounded_is_an_error():
-    # feature 1 is constant within each class but differs between them: X_S is singular there and
+    # the last feature is constant within each class but differs between them: X_S is singular there and
     # the plain problem is unbounded (the ridge of reg > 0 bounds it)
+    # (42 rows, 4 features and 3 classes: the padded shapes of the iris subset above, whose compiled
+    # solver the regularised fit reuses)
     rng = np.random.default_rng(0)
-    y = np.repeat([0, 1], 10)
-    X = np.c_[rng.normal(size=20), y.astype(float)]
+    y = np.repeat([0, 1, 2], 14)
+    X = np.c_[rng.normal(size=(42, 3)), y.astype(float)]
     with pytest.raises(ValueError, match="unbounded"):
         jaxdml.fit(X, y, loss="lsi", reg=0)
     assert jaxdml.fit(X, y, loss="lsi").converged
@@ -304,7 +346,7 @@ def test_dissimilar_scatter_matches_reference(small, x64):
     _, D = ref_pairs(y)
     XD = sum(np.outer(X[i] - X[j], X[i] - X[j]) for i, j in D)
     prob = jaxdml.make_problem(X, y, n_neighbors=None, pad_to=20)
-    np.testing.assert_allclose(np.asarray(dissimilar_scatter(prob)), XD, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(np.asarray(jax.jit(dissimilar_scatter)(prob)), XD, rtol=1e-10, atol=1e-10)
 
 
 def test_dml_eig_better_than_identity(wine_scaled):
@@ -463,9 +505,8 @@ def test_sklearn_compatible_slow(estimator, check):
         check(estimator)
 
 
-def test_estimators_views_and_defaults(wine_scaled):
-    X, y = wine_scaled
-    est = jaxdml.ITML(random_state=0).fit(X, y)
+def test_estimators_views_and_defaults(itml_wine):
+    est = itml_wine
     np.testing.assert_allclose(est.metric_, est.components_.T @ est.components_, rtol=1e-8, atol=1e-12)
     u, l = est.bounds_
     assert 0 < u < l and est.converged_
@@ -478,16 +519,18 @@ def test_dml_eig_line_search_never_descends():
     # the final bracket may overshoot it; the line search must still not descend.
     from jaxdml.losses._dml_eig import _line_search, _smoothed_from_values
 
+    @jax.jit  # one program for the three scales (op by op, every primitive would compile)
+    def search(a, b):
+        dis = jnp.ones_like(a)
+        t = _line_search(a, b, dis, 0.01, 12)
+        return t, _smoothed_from_values(a, dis, 0.01), _smoothed_from_values(a + t * (b - a), dis, 0.01)
+
     rng = np.random.default_rng(0)
     for scale in (1e-6, 1e-4, 1e-2):
         a = rng.uniform(1.0, 2.0, size=(40,))
         b = a - rng.uniform(0.0, 1.0, size=(40,)) / scale  # moving towards b mostly shrinks values
         b[0] = a[0] + 1.0 / scale  # one direction of ascent keeps phi'(0) > 0
-        a, b = jnp.asarray(a, jnp.float32), jnp.asarray(b, jnp.float32)
-        dis = jnp.ones_like(a)
-        t = _line_search(a, b, dis, 0.01, 12)
-        f0 = _smoothed_from_values(a, dis, 0.01)
-        ft = _smoothed_from_values(a + t * (b - a), dis, 0.01)
+        t, f0, ft = search(jnp.asarray(a, jnp.float32), jnp.asarray(b, jnp.float32))
         assert 0.0 <= float(t) <= 1.0 and float(ft) >= float(f0)
 
 
@@ -538,10 +581,12 @@ def test_itml_default_pairs_rule():
     assert itml_default_pairs(26, 4) == 500 and itml_default_pairs(26, 16) == 2048
     assert itml_default_pairs(10, 32) == 2000 and itml_default_pairs(40, 32) == 8192
     rng = np.random.RandomState(0)
-    X, y = rng.normal(size=(1500, 9)), np.arange(1500) % 30
+    # 30 classes of 10 rows: 1350 similar pairs to draw the 648 from (the rule does not depend on N)
+    X, y = rng.normal(size=(300, 9)), np.arange(300) % 30
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        m = jaxdml.fit(X, y, loss="itml", max_iter=1, random_state=0)
+        # (the data and budget of the next test: one compiled solver for both)
+        m = jaxdml.fit(X, y, loss="itml", max_iter=3, random_state=0)
     s = m.info["labels"]
     assert np.sum(s == 1) == np.sum(s == -1) == 8 * 81
     np.testing.assert_array_equal(m.info["similar"], (s == 1).astype(float))
@@ -556,7 +601,7 @@ def test_itml_default_gamma_keeps_the_pairs_total_weight():
     assert itml_default_gamma(1.0, 3, 180) == 1.0 and itml_default_gamma(2.0, 26, 2048) == 2.0 * 500 / 2048
     assert itml_default_gamma(np.inf, 26, 2048) == np.inf
     rng = np.random.RandomState(0)
-    X, y = rng.normal(size=(1500, 9)), np.arange(1500) % 30
+    X, y = rng.normal(size=(300, 9)), np.arange(300) % 30  # 1350 similar pairs to draw 648 from
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         m = jaxdml.fit(X, y, loss="itml", max_iter=3, random_state=0)

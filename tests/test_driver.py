@@ -11,6 +11,11 @@ from jaxdml.projections import projection_psd
 from jaxdml.solvers import make_optimizer, minimize, trace_count
 
 
+#: the iteration budget (static: it sizes the loss history) the tests share, so that one compiled
+#: loop per loss and optimizer serves them all
+MAX_ITER = 60
+
+
 def _problem(rng, n=40, d=5, pad_to=None, shift=0.0):
     X = rng.normal(size=(n, d)) + shift
     y = np.arange(n) % 3
@@ -20,12 +25,13 @@ def _problem(rng, n=40, d=5, pad_to=None, shift=0.0):
 
 def test_refit_same_shape_does_not_recompile(rng):
     L0 = jnp.eye(5)
-    minimize(losses.nca, L0, _problem(rng), max_iter=15)
+    minimize(losses.nca, L0, _problem(rng), max_iter=MAX_ITER)
     before = trace_count()
     for seed in range(3):  # new data, new float hyper-parameter values, new tol
         prob = _problem(np.random.default_rng(seed + 10))
+        # (a budget no other test uses: this loop is compiled here for the first time)
         minimize(losses.lmnn, L0, prob, max_iter=15, hyper={"mu": 0.3 + 0.1 * seed})
-        minimize(losses.nca, L0, prob, max_iter=15, tol=10.0 ** -(seed + 3))
+        minimize(losses.nca, L0, prob, max_iter=MAX_ITER, tol=10.0 ** -(seed + 3))
     first_lmnn = trace_count() - before  # only the first lmnn call may compile
     assert first_lmnn == 1
     # through the public fit(): folds of different sizes padded to one bucket compile once
@@ -40,20 +46,23 @@ def test_refit_same_shape_does_not_recompile(rng):
 
 def test_best_loss_is_monotone_and_returned(rng):
     prob = _problem(rng)
-    for loss, opt, proj, P0 in [
-        (losses.nca, None, None, jnp.eye(5)),
-        (losses.lmnn, None, None, jnp.eye(5)),
-        (losses.lmnn, make_optimizer("adam"), None, jnp.eye(5)),
-        (losses.lmnn_metric, make_optimizer("adam"), projection_psd, jnp.eye(5)),
+    # (Adam's default rate 1e-2 given explicitly: the traced rate of test_any_optax_optimizer_and_learning_rate,
+    # whose run then reuses this compiled loop)
+    for loss, opt, proj, P0, lr in [
+        (losses.nca, None, None, jnp.eye(5), None),
+        (losses.lmnn, None, None, jnp.eye(5), None),
+        (losses.lmnn, make_optimizer("adam"), None, jnp.eye(5), 1e-2),
+        (losses.lmnn_metric, make_optimizer("adam"), projection_psd, jnp.eye(5), 1e-2),
     ]:
-        res = minimize(loss, P0, prob, optimizer=opt, projection=proj, max_iter=60)
+        res = minimize(loss, P0, prob, optimizer=opt, projection=proj, max_iter=MAX_ITER, learning_rate=lr)
         hist = np.asarray(res.loss_history)
         hist = hist[np.isfinite(hist)]
         best = np.minimum.accumulate(hist)
         assert best[-1] < hist[0]  # it learned something
         assert np.all(np.diff(best) <= 0)
         np.testing.assert_allclose(float(res.loss), best[-1], rtol=1e-6)
-        np.testing.assert_allclose(float(loss(res.params, prob)), float(res.loss), rtol=1e-4)
+        # (compiled: evaluated op by op, every primitive of the loss would compile separately)
+        np.testing.assert_allclose(float(jax.jit(loss)(res.params, prob)), float(res.loss), rtol=1e-4)
         if loss is losses.nca and opt is None:  # L-BFGS with a line search decreases every step
             assert np.all(np.diff(hist) <= 1e-6 * np.abs(hist[:-1]).max())
 
@@ -67,27 +76,33 @@ def test_projection_keeps_iterates_psd(rng):
 
 def test_any_optax_optimizer_and_learning_rate(rng):
     prob = _problem(rng)
+    start = float(jax.jit(losses.nca)(jnp.eye(5), prob))  # (compiled: op by op every primitive compiles)
     for opt in (optax.adam(0.05), optax.chain(optax.clip_by_global_norm(1.0), optax.sgd(0.1)),
                 optax.inject_hyperparams(optax.rmsprop)(learning_rate=0.01)):
         res = minimize(losses.nca, jnp.eye(5), prob, optimizer=opt, max_iter=40)
-        assert float(res.loss) < float(losses.nca(jnp.eye(5), prob))
-    # the injected learning rate is traced state: 0 means no movement at all
-    res = minimize(losses.nca, jnp.eye(5), prob, optimizer=make_optimizer("adam"), learning_rate=1e-30, max_iter=5)
+        assert float(res.loss) < start
+    # the injected learning rate is traced state: 0 means no movement at all (the compiled loop of
+    # test_best_loss_is_monotone_and_returned, there with the default rate)
+    res = minimize(losses.lmnn, jnp.eye(5), prob, optimizer=make_optimizer("adam"), learning_rate=1e-30,
+                   max_iter=MAX_ITER)
     np.testing.assert_allclose(np.asarray(res.params), np.eye(5), atol=1e-12)
 
 
 def test_convergence_flag_and_budget(rng):
     prob = _problem(rng)
-    res = minimize(losses.nca, jnp.eye(5), prob, max_iter=3, tol=0.0)
-    assert int(res.n_iter) == 3 and not bool(res.converged)
-    res = minimize(losses.nca, jnp.eye(5), prob, max_iter=500, tol=1e-4)
-    assert bool(res.converged) and int(res.n_iter) < 500
+    # (one compiled loop for both runs; the budget is the static max_iter, the tolerance is traced)
+    res = minimize(losses.nca, jnp.eye(5), prob, max_iter=MAX_ITER, tol=0.0)
+    assert int(res.n_iter) == MAX_ITER and not bool(res.converged)
+    res = minimize(losses.nca, jnp.eye(5), prob, max_iter=MAX_ITER, tol=1e-4)
+    assert bool(res.converged) and int(res.n_iter) < MAX_ITER
 
 
 def test_non_finite_loss_is_reported(rng):
     prob = _problem(rng)
-    bad = lambda L, p: jnp.sum(L) * jnp.nan  # noqa: E731
-    res = minimize(bad, jnp.eye(5), prob, max_iter=5)
+    # a NaN in the data makes the loss and its gradient NaN (the compiled loop of the other NCA tests)
+    bad = prob._replace(X=prob.X.at[3, 1].set(jnp.nan))
+    assert np.isnan(float(jax.jit(losses.nca)(jnp.eye(5), bad)))
+    res = minimize(losses.nca, jnp.eye(5), bad, max_iter=MAX_ITER)
     assert bool(res.failed) and int(res.n_iter) == 1
 
 

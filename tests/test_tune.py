@@ -91,7 +91,9 @@ def test_metadata_cross_validate_and_errors():
     assert by_name.best_estimator is None and by_name.results["3-NN"][0] == pytest.approx(out["mean"]["3-NN"])
 
 
-@pytest.mark.parametrize("opt", ["adam", "lbfgs"])
+# (the default suite keeps L-BFGS, the path with a line search; the Adam trajectory is compared with
+# one fit at a time per tolerance by test_float_grid_compiles_once_and_matches_one_fit_at_a_time)
+@pytest.mark.parametrize("opt", [pytest.param("adam", marks=pytest.mark.slow), "lbfgs"])
 def test_one_trajectory_with_many_tolerances_is_minimize_for_each(rng, x64, opt):
     """The grid's shared trajectory gives each tolerance what ``minimize`` with that tolerance alone
     gives: the same stopping iteration, flag, best loss and parameters, whether it converged early or
