@@ -26,13 +26,12 @@ def _run(name, tmp_path):
 
 @pytest.fixture
 def headless(monkeypatch):
-    """Agg backend, CPU, and JAX's persistent compilation cache (the one the CLI uses), so that
-    repeated runs do not recompile; compile time still counts on a cold cache."""
-    from jaxdml.compilation import default_cache_dir
-
+    """Agg backend, CPU, and jaxdml's persistent compilation cache on. The kernels inherit the
+    suite's ``JAXDML_CACHE_DIR``: the private folder tests/conftest.py creates fresh for the run
+    (never the user's cache), so the notebooks compile on a cold cache, as in CI; a program one
+    notebook (or test) compiled is loaded, not compiled again, by the later ones."""
     monkeypatch.setenv("MPLBACKEND", "Agg")
     monkeypatch.setenv("JAX_PLATFORMS", os.environ.get("JAX_PLATFORMS", "cpu"))
-    monkeypatch.setenv("JAXDML_CACHE_DIR", default_cache_dir())  # jaxdml's own (bounded) cache settings
     monkeypatch.setenv("JAXDML_COMPILATION_CACHE", "1")
 
 
