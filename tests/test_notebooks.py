@@ -58,7 +58,7 @@ def test_coming_from_pydml_notebook(tmp_path, headless):
     pytest.importorskip("pandas")  # pyDML's tune returns DataFrames
     out, seconds = _run("coming_from_pydml.ipynb", tmp_path)
     assert "'final_expectance'" in out and "M = L^T L: True" in out and "kNN.score_orig()" in out
-    assert "'EUCLIDEAN'" in out and "SPLIT 6" in out and "rendered 15 figures with the Agg renderer" in out
+    assert "'EUCLIDEAN'" in out and "SPLIT 3" in out and "rendered 15 figures with the Agg renderer" in out
 
 
 def test_deep_metric_learning_notebook(tmp_path, headless):
