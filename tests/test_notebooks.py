@@ -16,9 +16,9 @@ NOTEBOOKS = pathlib.Path(__file__).resolve().parents[1] / "notebooks"
 
 def _run(name, tmp_path):
     nb = nbformat.read(NOTEBOOKS / name, as_version=4)
-    # the kernel is killed once the last cell has run: a graceful shutdown lets the kernel's Python
-    # finalise JAX (free every compiled program), seconds per notebook that test nothing; the
-    # compilation caches are written when a program is compiled, not at exit
+    # the kernel is killed once the last cell has run: a graceful shutdown waits for the kernel's
+    # Python to finalise, 1-4 s per notebook with JAX loaded, which test nothing; the compilation
+    # caches are written when a program is compiled, not at exit
     client = nbclient.NotebookClient(nb, timeout=240, kernel_name="python3", shutdown_kernel="immediate",
                                      resources={"metadata": {"path": str(tmp_path)}})
     t0 = time.perf_counter()
