@@ -82,6 +82,18 @@ def wine_scaled():
     return minmax_scale(X), y
 
 
+@pytest.fixture(scope="session")
+def wine_minmax():
+    """wine, min-max scaled, read-only: one copy for the fits that modules share."""
+    from sklearn.datasets import load_wine
+    from sklearn.preprocessing import minmax_scale
+
+    X, y = load_wine(return_X_y=True)
+    X = minmax_scale(X)
+    X.flags.writeable = y.flags.writeable = False
+    return X, y
+
+
 @pytest.fixture(autouse=True)
 def _quiet_convergence():
     with warnings.catch_warnings():

@@ -81,12 +81,8 @@ def ref_dml_eig(M, X, y):
 
 
 @pytest.fixture(scope="module")
-def wine():
-    """wine, min-max scaled (as the suite's ``wine_scaled``), for the module's shared fits."""
-    from sklearn.preprocessing import minmax_scale
-
-    X, y = load_wine(return_X_y=True)
-    return minmax_scale(X), y
+def wine(wine_minmax):
+    return wine_minmax
 
 
 @pytest.fixture(scope="module")

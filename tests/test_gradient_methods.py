@@ -207,12 +207,8 @@ def _folds(y, n_splits=5):
 
 
 @pytest.fixture(scope="module")
-def wine():
-    from sklearn.datasets import load_wine
-    from sklearn.preprocessing import minmax_scale
-
-    X, y = load_wine(return_X_y=True)
-    return minmax_scale(X), y
+def wine(wine_minmax):
+    return wine_minmax
 
 
 @pytest.fixture(scope="module")
