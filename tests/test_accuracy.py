@@ -45,6 +45,7 @@ def wine():
     return load_wine(return_X_y=True)
 
 
+@pytest.mark.slow  # accuracy on real data (test_nca_matches_sklearn_on_wine stays in the default suite)
 def test_nca_and_lmnn_beat_euclidean_on_wine(wine):
     X, y = wine
     base = cv_accuracy(X, y, euclidean)

@@ -92,6 +92,7 @@ def test_knn_routes_names_and_estimators_to_the_same_metric(wine):
     np.testing.assert_array_equal(by_name.predict(X), pipe.predict(X))
 
 
+@pytest.mark.slow  # accuracy on real data: 5-fold cross-validation of two learned classifiers
 def test_knn_and_energy_beat_chance_in_pipelines():
     X, y = load_wine(return_X_y=True)
     cv = StratifiedKFold(5, shuffle=True, random_state=0)

@@ -423,15 +423,15 @@ def test_fit_validates_hyper_parameters():
 
 # --------------------------------------------------------------------------- scikit-learn contract
 # No check is skipped.
-@parametrize_with_checks([jaxdml.DMLMJ(), jaxdml.KANMM()])
+@parametrize_with_checks([jaxdml.KANMM()])
 def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # tiny check datasets: too few neighbours
         check(estimator)
 
 
-@pytest.mark.slow  # the linear/kernel twins of the two above (KDA: of LDA and KLLDA in test_estimators)
-@parametrize_with_checks([jaxdml.ANMM(), jaxdml.KDA(), jaxdml.KDMLMJ()])
+@pytest.mark.slow  # the linear/kernel twins of the one above (KDA: of LDA and KLLDA in test_estimators)
+@parametrize_with_checks([jaxdml.ANMM(), jaxdml.DMLMJ(), jaxdml.KDA(), jaxdml.KDMLMJ()])
 def test_sklearn_compatible_slow(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)

@@ -88,11 +88,17 @@ def _grad_check(f_jax, f_ref, Z, n_dir=2, eps=1e-5, jax_grad=False):
 
 
 @functools.lru_cache(maxsize=None)
-def _value_and_grad(name, distance):
-    """One jitted value-and-gradient program per loss and distance (labels an argument), shared by
-    the tests of this module; call it in float64 mode."""
+def _masked_value_and_grad(name, distance):
     f = CASES[name][0]
-    return jax.jit(jax.value_and_grad(lambda z, labels: f(z, labels, distance)))
+    return jax.jit(jax.value_and_grad(lambda z, labels, mask: f(z, labels, distance, mask=mask)))
+
+
+def _value_and_grad(name, distance):
+    """``(z, labels, mask=None) -> (value, gradient)``: one jitted program per loss and distance
+    (labels and the row mask arguments; no mask: every row), shared by the tests of this module;
+    call it in float64 mode."""
+    program = _masked_value_and_grad(name, distance)
+    return lambda z, labels, mask=None: program(z, labels, jnp.ones(len(labels), bool) if mask is None else mask)
 
 
 @pytest.mark.parametrize("name,distance", PARAMS)
@@ -120,7 +126,7 @@ def test_padded_rows_change_nothing(name, x64):
     yp = np.r_[Y[:n], [0, 1, 7]]
     mask = np.arange(len(Y)) < n
     v, g = jax.jit(jax.value_and_grad(lambda z: f(z, jnp.asarray(Y[:n]), d)))(jnp.asarray(Z[:n]))
-    vp, gp = jax.jit(jax.value_and_grad(lambda z: f(z, jnp.asarray(yp), d, mask=jnp.asarray(mask))))(jnp.asarray(Z))
+    vp, gp = _value_and_grad(name, d)(jnp.asarray(Z), jnp.asarray(yp), jnp.asarray(mask))
     np.testing.assert_allclose(float(vp), float(v), rtol=1e-12)
     np.testing.assert_allclose(np.asarray(gp[:n]), np.asarray(g), rtol=1e-10, atol=1e-14)
     assert np.all(np.asarray(gp[n:]) == 0.0)
@@ -335,7 +341,7 @@ def test_zero_distances_give_finite_gradients(x64):
     y = jnp.asarray(Y)
     for name, (f, _, ds) in CASES.items():
         for d in {ds[0], "cosine"} & set(ds):
-            g = jax.jit(jax.grad(lambda z: f(z, y, d)))(Z)
+            g = _value_and_grad(name, d)(Z, y)[1]  # the reference tests' programs (same shapes)
             assert np.all(np.isfinite(np.asarray(g))), (name, d)
 
 

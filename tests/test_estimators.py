@@ -23,13 +23,12 @@ ESTIMATORS = [
     jaxdml.Euclidean(),
     jaxdml.LDA(),
     jaxdml.Covariance(),
-    jaxdml.LFDA(),
     jaxdml.RCA(),
     jaxdml.KLLDA(), jaxdml.IMLS(LinearDiscriminantAnalysis(), max_iter=2),  # pyDML's
     jaxdml.SDML(),  # metric-learn's weakly supervised algorithms
 ]
 SLOW_ESTIMATORS = [
-    jaxdml.PCA(), jaxdml.GMML(), jaxdml.LLDA(),  # the eigen paths of Covariance/LDA, KLLDA
+    jaxdml.PCA(), jaxdml.GMML(), jaxdml.LLDA(), jaxdml.LFDA(),  # the eigen paths of Covariance/LDA, KLLDA
 
     jaxdml.NCA(max_iter=5),
     jaxdml.LMNN(max_iter=5),

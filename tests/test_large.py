@@ -131,6 +131,7 @@ def test_sampled_lmnn_candidates_are_unbiased(rng, x64):
     assert abs(np.mean(vals) - exact) < 4 * np.std(vals) / np.sqrt(len(vals))
 
 
+@pytest.mark.slow  # three fits at the threshold size (2 000+ rows)
 def test_nca_switches_to_minibatch_adam_above_its_threshold(rng):
     # NCA: full-batch L-BFGS on the exact objective up to NCA_LARGE_N samples, minibatch Adam
     # (256 anchors against 1024 sampled rows) above; a setting the user gives is kept

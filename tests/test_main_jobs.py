@@ -56,8 +56,8 @@ def toy_keel(tmp_path_factory):
 @pytest.fixture(scope="session")
 def toy_csv(tmp_path_factory):
     rng = np.random.default_rng(1)
-    y = np.arange(45) % 3
-    X = rng.normal(size=(45, 4)) + np.c_[y, -y, np.zeros(45), y * 0.5]
+    y = np.arange(48) % 3
+    X = rng.normal(size=(48, 4)) + np.c_[y, -y, np.zeros(48), y * 0.5]
     path = tmp_path_factory.mktemp("csv") / "toy.csv"
     np.savetxt(path, np.c_[X, y], delimiter=",", fmt="%.6f")
     return path
