@@ -296,9 +296,9 @@ def test_angular_margin_is_monotone_and_finite_at_the_poles(x64):
     rows = jnp.asarray(np.c_[np.cos(angles), np.sin(angles), np.zeros_like(angles)])
     y = jnp.zeros(len(angles), int)
     for fn in (functools.partial(deep.arcface, scale=1.0), deep.sphereface, functools.partial(deep.cosface, scale=1.0)):
-        terms = np.asarray(fn(rows, y, W, reduction="none"))  # one term per row: its own loss
+        terms = np.asarray(jax.jit(lambda z: fn(z, y, W, reduction="none"))(rows))  # one term per row: its own loss
         assert np.all(np.diff(terms) > 0), fn
-        g = jax.grad(lambda z: fn(z, y[:2], W))(rows[jnp.asarray([0, -1])])  # cos = 1 and cos = -1
+        g = jax.jit(jax.grad(lambda z: fn(z, y[:2], W)))(rows[jnp.asarray([0, -1])])  # cos = 1 and cos = -1
         assert np.all(np.isfinite(np.asarray(g))), fn
 
 
@@ -353,15 +353,17 @@ def test_nca_and_lmnn_equal_the_mahalanobis_losses(x64):
     X, y = rng.normal(size=(24, 4)), np.arange(24) % 3
     L = jnp.asarray(np.eye(3, 4) + 0.2 * rng.normal(size=(3, 4)))
     prob = jaxdml.make_problem(X, y, n_neighbors=2)
-    np.testing.assert_allclose(float(deep.nca(prob.X, prob.y, L=L)), float(jaxdml.losses.nca(L, prob)), rtol=1e-10)
-    lm = deep.lmnn(prob.X, prob.y, L=L, targets=prob.targets, target_mask=prob.target_mask > 0)
-    np.testing.assert_allclose(float(lm), float(jaxdml.losses.lmnn(L, prob)), rtol=1e-10)
+    # each side compiled (op-by-op dispatch takes seconds, tens under coverage)
+    np.testing.assert_allclose(float(jax.jit(lambda L: deep.nca(prob.X, prob.y, L=L))(L)),
+                               float(jax.jit(jaxdml.losses.nca)(L, prob)), rtol=1e-10)
+    lm = jax.jit(lambda L: deep.lmnn(prob.X, prob.y, L=L, targets=prob.targets, target_mask=prob.target_mask > 0))(L)
+    np.testing.assert_allclose(float(lm), float(jax.jit(jaxdml.losses.lmnn)(L, prob)), rtol=1e-10)
 
     def combined(L):
         return jaxdml.losses.lmnn(L, prob) + 0.5 * deep.triplet_margin(prob.X, prob.y, L=L, triplets=deep.batch_hard(
             prob.X, prob.y, L=L))
 
-    g = jax.grad(combined)(L)
+    g = jax.jit(jax.grad(combined))(L)
     assert g.shape == L.shape and np.all(np.isfinite(np.asarray(g)))
 
 

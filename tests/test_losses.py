@@ -134,8 +134,9 @@ def test_sampled_path_with_every_row_as_candidate_equals_exact(rng, x64, name):
     fn = getattr(losses, name)
     anchors = jnp.asarray([0, 3, 7, 11, 29])
     every = jnp.arange(30)
-    exact = jax.value_and_grad(lambda p: fn(p, prob, anchors=anchors))(P)
-    sampled = jax.value_and_grad(lambda p: fn(p, prob, anchors=anchors, candidates=every))(P)
+    # compiled: op-by-op dispatch of the two paths takes seconds (tens under coverage)
+    exact = jax.jit(jax.value_and_grad(lambda p: fn(p, prob, anchors=anchors)))(P)
+    sampled = jax.jit(jax.value_and_grad(lambda p: fn(p, prob, anchors=anchors, candidates=every)))(P)
     np.testing.assert_allclose(float(sampled[0]), float(exact[0]), rtol=1e-10)
     np.testing.assert_allclose(sampled[1], exact[1], rtol=1e-9, atol=1e-12)
 

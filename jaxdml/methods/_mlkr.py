@@ -5,6 +5,7 @@ from __future__ import annotations
 import numbers
 import threading
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 from sklearn.utils import check_random_state
@@ -68,6 +69,10 @@ class _Iterates:
 
 
 _ITERATES = _Iterates()
+
+#: the objective at the returned map, as one compiled program (op by op it dispatches every
+#: primitive of the blocked log-sum-exp separately: seconds in a fresh process)
+_mlkr_value = jax.jit(mlkr)
 
 
 def _heldout_error_np(L, Xf, tf, Xv, tv):
@@ -145,7 +150,7 @@ def _mlkr(X, targets, n_classes, *, n_components, random_state, max_iter, tol, v
                                                           pad_to=pad_to)
         if not converged:
             warn_not_converged("mlkr", max_iter, tol)
-        loss = float(mlkr(jnp.asarray(L, full.X.dtype), full))
+        loss = float(_mlkr_value(jnp.asarray(L, full.X.dtype), full))
         return dict(L=np.asarray(L, np.float64), n_iter=n_iter, converged=converged, loss_history=hist, loss=loss,
                     info=info)
     res = minimize(mlkr, jnp.asarray(L0, full.X.dtype), full, optimizer=opt, max_iter=max_iter, tol=tol,
