@@ -199,17 +199,17 @@ def test_defaults_follow_the_papers(x64):
     pairs = R.label_pairs(Y, ROWS)
     Zj = jnp.asarray(Z)
     checks = [
-        (deep.contrastive(Zj, y), R.contrastive(Z, pairs, "euclidean", 0.0, 1.0)),
-        (deep.contrastive(Zj, y, distance="cosine"), R.contrastive(Z, pairs, "cosine", 1.0, 0.0)),
-        (deep.triplet_margin(Zj, y), R.triplet(Z, R.label_triplets(Y, ROWS), "euclidean", 0.2, False)),
-        (deep.multi_similarity(Zj, y), R.multi_similarity(Z, pairs, ROWS, "cosine", 2.0, 50.0, 0.5)),
-        (deep.circle(Zj, y), R.circle(Z, pairs, ROWS, "cosine", 0.4, 80.0)),
-        (deep.margin_loss(Zj, y), R.margin_loss(Z, Y, pairs, "euclidean", 1.2, 0.2, 0.0)),
-        (deep.ntxent(Zj, y), R.ntxent(Z, pairs, "cosine", 0.1)),
-        (deep.infonce(Zj, y), R.ntxent(Z, pairs, "cosine", 0.1)),
-        (deep.supervised_contrastive(Zj, y), R.supcon(Z, pairs, ROWS, "cosine", 0.1)),
-        (deep.npair(Zj, y), R.npair(Z, pairs, ROWS, "dot", 0.0)),
-        (deep.lifted_structure(Zj, y), R.lifted(Z, pairs, "euclidean", 1.0)),
+        (_jitted(deep.contrastive, Zj, y), R.contrastive(Z, pairs, "euclidean", 0.0, 1.0)),
+        (_jitted(deep.contrastive, Zj, y, distance="cosine"), R.contrastive(Z, pairs, "cosine", 1.0, 0.0)),
+        (_jitted(deep.triplet_margin, Zj, y), R.triplet(Z, R.label_triplets(Y, ROWS), "euclidean", 0.2, False)),
+        (_jitted(deep.multi_similarity, Zj, y), R.multi_similarity(Z, pairs, ROWS, "cosine", 2.0, 50.0, 0.5)),
+        (_jitted(deep.circle, Zj, y), R.circle(Z, pairs, ROWS, "cosine", 0.4, 80.0)),
+        (_jitted(deep.margin_loss, Zj, y), R.margin_loss(Z, Y, pairs, "euclidean", 1.2, 0.2, 0.0)),
+        (_jitted(deep.ntxent, Zj, y), R.ntxent(Z, pairs, "cosine", 0.1)),
+        (_jitted(deep.infonce, Zj, y), R.ntxent(Z, pairs, "cosine", 0.1)),
+        (_jitted(deep.supervised_contrastive, Zj, y), R.supcon(Z, pairs, ROWS, "cosine", 0.1)),
+        (_jitted(deep.npair, Zj, y), R.npair(Z, pairs, ROWS, "dot", 0.0)),
+        (_jitted(deep.lifted_structure, Zj, y), R.lifted(Z, pairs, "euclidean", 1.0)),
     ]
     for got, want in checks:
         np.testing.assert_allclose(float(got), want, rtol=1e-10)
