@@ -81,23 +81,18 @@ def ref_dml_eig(M, X, y):
 
 
 @pytest.fixture(scope="module")
-def wine(wine_minmax):
-    return wine_minmax
-
-
-@pytest.fixture(scope="module")
-def itml_wine(wine):
+def itml_wine(wine_minmax):
     """ITML's default fit of wine, by the estimator (its ``result_`` is what ``jaxdml.fit(X, y,
     loss="itml", random_state=0)`` returns): one solve for the tests of the fit and of the estimator."""
-    X, y = wine
+    X, y = wine_minmax
     return jaxdml.ITML(random_state=0).fit(X, y)
 
 
 @pytest.fixture(scope="module")
-def lsi_plain_wine(wine):
+def lsi_plain_wine(wine_minmax):
     """The plain LSI problem (reg=0) on wine solved to a duality gap of 1e-7 without a convergence
     warning (an error here): one solve for the tests of the plain problem and of its reporting."""
-    X, y = wine
+    X, y = wine_minmax
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         return jaxdml.fit(X, y, loss="lsi", reg=0, tol=1e-7)
@@ -158,8 +153,8 @@ def test_itml_hard_constraints_without_slack(x64):
     np.testing.assert_allclose(np.asarray(st.xi), xi0)  # no slack moves
 
 
-def test_itml_fit_satisfies_slack_constraints_on_wine(wine, itml_wine):
-    X, y = wine
+def test_itml_fit_satisfies_slack_constraints_on_wine(wine_minmax, itml_wine):
+    X, y = wine_minmax
     m = itml_wine.result_
     u, l = m.info["bounds"]
     from scipy.spatial.distance import pdist
@@ -234,8 +229,8 @@ def test_pair_functions_match_reference(small, x64):
                                                            for i in range(14)], rtol=1e-9, atol=1e-12)
 
 
-def test_lsi_feasible_and_better_than_identity(wine, lsi_plain_wine):
-    X, y = wine
+def test_lsi_feasible_and_better_than_identity(wine_minmax, lsi_plain_wine):
+    X, y = wine_minmax
     m = jaxdml.fit(X, y, loss="lsi")
     obj, con = ref_lsi(m.M, X, y)
     assert con <= 1 + 1e-6
@@ -314,8 +309,8 @@ def test_lsi_reaches_the_optimum_of_an_independent_optimiser(x64):
     assert m.converged and value == pytest.approx(ref, rel=1e-6, abs=1e-6 * abs(ref))
 
 
-def test_lsi_reports_convergence_honestly(wine, lsi_plain_wine):
-    X, y = wine
+def test_lsi_reports_convergence_honestly(wine_minmax, lsi_plain_wine):
+    X, y = wine_minmax
     with pytest.warns(ConvergenceWarning):
         m = jaxdml.fit(X, y, loss="lsi", reg=0, max_iter=3)
     assert not m.converged and m.n_iter == 3

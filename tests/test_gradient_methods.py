@@ -207,13 +207,8 @@ def _folds(y, n_splits=5):
 
 
 @pytest.fixture(scope="module")
-def wine(wine_minmax):
-    return wine_minmax
-
-
-@pytest.fixture(scope="module")
-def wine_fold(wine):
-    X, y = wine
+def wine_fold(wine_minmax):
+    X, y = wine_minmax
     tr, te = _folds(y)[0]
     sc = MinMaxScaler().fit(X[tr])
     return sc.transform(X[tr]), y[tr], sc.transform(X[te]), y[te]
@@ -264,8 +259,8 @@ def test_minibatch_training(wine_fold):
     assert res.info["batch_size"] == 32 and res.loss < res.loss_history[0]
 
 
-def test_ncmc_centroids_num_too_large_is_a_clear_error(wine):
-    X, y = wine  # smallest class: 48 samples
+def test_ncmc_centroids_num_too_large_is_a_clear_error(wine_minmax):
+    X, y = wine_minmax  # smallest class: 48 samples
     with pytest.raises(ValueError, match=r"centroids_num=49 is larger than the number of samples"):
         jaxdml.fit(X, y, loss="ncmc", centroids_num=49)
     with pytest.raises(ValueError, match=r"centroids_num=60 is larger"):
@@ -276,8 +271,8 @@ def test_ncmc_centroids_num_too_large_is_a_clear_error(wine):
         losses.ncmc(jnp.eye(13), jaxdml.make_problem(X, y, n_neighbors=None))
 
 
-def test_klmnn_rejects_bad_kernels(wine):
-    X, y = wine
+def test_klmnn_rejects_bad_kernels(wine_minmax):
+    X, y = wine_minmax
     with pytest.raises(ValueError, match="'gamma' parameter"):
         jaxdml.fit(X, y, loss="klmnn", kernel="rbf", gamma=-1.0)
     with pytest.raises(ValueError, match="'degree' parameter"):
@@ -314,8 +309,8 @@ def test_kernel_basis_factorises_the_kernel_matrix():
 
 
 @pytest.fixture(scope="module")
-def wine_small(wine):
-    X, y = wine
+def wine_small(wine_minmax):
+    X, y = wine_minmax
     keep = np.concatenate([np.flatnonzero(y == c)[:12] for c in range(3)])
     return X[keep], y[keep]
 
@@ -396,7 +391,7 @@ def test_klmnn_estimator_and_parameters(wine_fold):
     np.testing.assert_allclose(Z, K @ est.components_.T, rtol=1e-8, atol=1e-10)
 
 
-def test_fit_forwards_klmnn_parameters(wine, monkeypatch):
+def test_fit_forwards_klmnn_parameters(wine_minmax, monkeypatch):
     """jaxdml.fit hands the KLMNN hyper-parameters to the record's solve step (spied, not run)."""
     from jaxdml.methods import _registry
 
@@ -411,7 +406,7 @@ def test_fit_forwards_klmnn_parameters(wine, monkeypatch):
         raise Stop
 
     monkeypatch.setitem(_registry._TABLE, "klmnn", real._replace(solve=spy))
-    X, y = wine
+    X, y = wine_minmax
     with pytest.raises(Stop):
         jaxdml.fit(X, y, loss="klmnn", kernel="poly", gamma=0.5, degree=2, coef0=0.0, mu=0.3, n_neighbors=5)
     assert {k: seen[k] for k in ("kernel", "gamma", "degree", "coef0", "mu", "n_neighbors")} == dict(
@@ -422,7 +417,7 @@ def test_fit_forwards_klmnn_parameters(wine, monkeypatch):
 
 # --------------------------------------------------------------------------- accuracy (fast)
 @pytest.mark.slow  # accuracy on real data: 25 fits
-def test_learned_metrics_help_3nn_on_wine(wine):
+def test_learned_metrics_help_3nn_on_wine(wine_minmax):
     """5-fold 3-NN accuracy on wine (min-max scaled within folds): every method within 3 points of
     Euclidean, most of them strictly better (the 10-fold table on iris/wine/breast cancer is in the
     report)."""
