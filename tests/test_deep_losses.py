@@ -345,6 +345,24 @@ def test_zero_distances_give_finite_gradients(x64):
             assert np.all(np.isfinite(np.asarray(g))), (name, d)
 
 
+def test_lmnn_with_given_targets_is_the_reference(x64):
+    """Given target neighbours (any rows of the same class, the third slot unused by row 0) replace the
+    in-batch nearest ones: the value and gradient are the formula's with exactly those targets."""
+    Z = _data(3)
+    t = np.array([[2, 9, 1], [0, 2, 0], [9, 1, 0], [5, 4, 4], [3, 5, 3], [4, 3, 4], [7, 7, 7], [6, 6, 6],
+                  [8, 8, 8], [0, 1, 2]])
+    used = np.ones(t.shape, bool)
+    used[0, 2] = False
+    used[8] = False  # the single row of class 3: no target
+    targets = {i: [int(j) for j, u in zip(t[i], used[i]) if u] for i in ROWS}
+    f = jax.jit(jax.value_and_grad(lambda z: deep.lmnn(z, jnp.asarray(Y), targets=jnp.asarray(t),
+                                                       target_mask=jnp.asarray(used), mu=0.4, margin=0.5)))
+    value, _ = f(jnp.asarray(Z))
+    ref = lambda A: R.lmnn(A, Y, ROWS, targets, "sq_euclidean", 0.4, 0.5)  # noqa: E731
+    np.testing.assert_allclose(float(value), ref(Z), rtol=1e-12)
+    _grad_check(lambda z: f(z)[1], ref, Z, jax_grad=True)
+
+
 @pytest.mark.slow
 def test_nca_and_lmnn_equal_the_mahalanobis_losses(x64):
     """deep.nca / deep.lmnn with L are jaxdml.losses.nca / lmnn of L on the same data, so the deep losses
@@ -384,6 +402,9 @@ def test_nca_and_lmnn_equal_the_mahalanobis_losses(x64):
     (lambda Z, y: deep.triplet_margin(Z, y, triplets=deep.batch_hard(Z, y), miner=deep.batch_hard), ValueError,
      "not both"),
     (lambda Z, y: deep.lmnn(Z, y, n_neighbors=0), ValueError, "n_neighbors"),
+    (lambda Z, y: deep.lmnn(Z, y, targets=jnp.zeros((len(Y), 2))), ValueError, "int array of row indices"),
+    (lambda Z, y: deep.lmnn(Z, y, targets=jnp.zeros((len(Y), 2), int), target_mask=jnp.ones((len(Y), 3), bool)),
+     ValueError, "target_mask must have the shape"),
     (lambda Z, y: deep.contrastive(Z, None), ValueError, "labels are required"),
 ])
 def test_bad_input_raises_a_clear_error(call, error, match):

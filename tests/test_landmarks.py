@@ -194,3 +194,19 @@ def test_the_landmark_path_never_forms_an_n_by_n_matrix(loss, kw):
         fitted = jaxdml.fit(X, y, loss=loss, kernel="rbf", **kw)
     assert fitted.info["n_landmarks"] == (24 << 20) // (8 * n) == fitted.X_fit.shape[0]
     assert rss.peak - rss.base < 8 * n * n / 4, (rss.peak - rss.base) / 2**20
+
+
+@pytest.mark.parametrize("loss, kernel", [("kanmm", "laplacian"), ("kdmlmj", "poly")])
+def test_small_landmark_and_truncated_paths_of_the_graph_methods(wine_small, x64, loss, kernel):
+    """The default suite's check of KANMM's and KDMLMJ's landmark and block-Krylov paths, on 35 rows
+    (the slow tests above and in test_truncated_eigen run them at full size): every row a landmark is
+    the exact method, and the truncated solver's leading eigenvalues are the dense solver's."""
+    X, y = wine_small[0][::2], wine_small[1][::2]
+    exact = jaxdml.fit(X, y, loss=loss, kernel=kernel, n_landmarks=None, n_components=3, eigen_solver="dense")
+    lm = jaxdml.fit(X, y, loss=loss, kernel=kernel, n_landmarks=len(X), n_components=3, eigen_solver="dense")
+    assert lm.info["n_landmarks"] == len(X) and "n_landmarks" not in exact.info
+    D_exact, D_lm = sq_dists(exact.transform(X)), sq_dists(lm.transform(X))
+    np.testing.assert_allclose(D_lm, D_exact, rtol=1e-7, atol=1e-8 * np.abs(D_exact).max())
+    trunc = jaxdml.fit(X, y, loss=loss, kernel=kernel, n_components=2, eigen_solver="truncated")
+    assert trunc.info["eigen_solver"]["solver"] == "block Krylov"
+    np.testing.assert_allclose(trunc.info["eigenvalues"], exact.info["eigenvalues"][:2], rtol=1e-6)

@@ -74,7 +74,8 @@ def _not_blank(path, min_colours=4):
 
     assert _is_png(path)
     img = mpimg.imread(path)[..., :3]
-    colours = np.unique((img.reshape(-1, 3) * 255).round().astype(np.uint8), axis=0)
+    rgb = (img.reshape(-1, 3) * 255).round().astype(np.uint32)
+    colours = np.unique((rgb[:, 0] << 16) | (rgb[:, 1] << 8) | rgb[:, 2])  # one integer per colour (a 1-d sort)
     return img.std() > 0.05 and len(colours) >= min_colours
 
 
