@@ -42,17 +42,23 @@ jax.config.update("jax_default_matmul_precision", "highest")
 
 
 def pytest_configure(config):
-    """The persistent compilation cache is on by default: the suite uses (and exercises) it in a
-    private, fresh folder, removed at the end, and never writes the user's cache. pytest-xdist's
-    workers and the subprocesses the tests start share the one folder, so a program one of them
-    compiled is loaded, not compiled again, by the others (the cache locks its reads and writes)."""
+    """The persistent compilation cache is on: the suite uses (and exercises) it in a private, fresh
+    folder, removed at the end, and never writes the user's cache. Each pytest-xdist worker has a
+    folder of its own (the subprocesses and notebook kernel its tests start share it, with jaxdml's
+    default settings), unbounded in the worker: a bounded cache lists and reads every entry's access
+    time on each write (about 30 ms per compiled program here once the folder holds a few hundred),
+    which costs the suite more than the programs the two workers could share."""
     shared = os.environ.get("JAXDML_TESTS_XLA_CACHE")
     if hasattr(config, "workerinput") and shared and os.path.isdir(shared):
-        os.environ["JAXDML_CACHE_DIR"] = shared  # a worker: the controller's folder
-        return
-    folder = tempfile.mkdtemp(prefix="jaxdml-tests-xla-")
-    config._jaxdml_xla_cache = folder
-    os.environ["JAXDML_CACHE_DIR"] = os.environ["JAXDML_TESTS_XLA_CACHE"] = folder
+        folder = os.path.join(shared, config.workerinput["workerid"])  # a worker: under the controller's folder
+    else:
+        folder = tempfile.mkdtemp(prefix="jaxdml-tests-xla-")
+        config._jaxdml_xla_cache = os.environ["JAXDML_TESTS_XLA_CACHE"] = folder
+    os.environ["JAXDML_CACHE_DIR"] = folder
+    if os.environ.get("JAXDML_COMPILATION_CACHE", "1").strip().lower() not in ("0", "false", "off", "no"):
+        import jaxdml.compilation
+
+        jaxdml.compilation.enable_compilation_cache(folder, max_bytes=-1)
 
 
 def pytest_unconfigure(config):
