@@ -30,6 +30,7 @@ __all__ = [
     "enable_compilation_cache",
     "disable_compilation_cache",
     "ensure_default_cache",
+    "opted_out_by_environment",
     "default_cache_dir",
     "DEFAULT_MAX_BYTES",
 ]
@@ -116,6 +117,11 @@ def disable_compilation_cache() -> None:
     _state.update(decided=True, disabled=True)
 
 
+def opted_out_by_environment() -> bool:
+    """Whether ``JAXDML_COMPILATION_CACHE`` turns the cache off (``0``, ``false``, ``off`` or ``no``)."""
+    return os.environ.get("JAXDML_COMPILATION_CACHE", "1").strip().lower() in _OFF
+
+
 def ensure_default_cache() -> None:
     """Turn the default cache on once per process (called by every fit).
 
@@ -127,7 +133,7 @@ def ensure_default_cache() -> None:
     if _state["decided"]:
         return
     _state["decided"] = True
-    if os.environ.get("JAXDML_COMPILATION_CACHE", "1").strip().lower() in _OFF:
+    if opted_out_by_environment():
         return
     import jax
 

@@ -55,9 +55,9 @@ def pytest_configure(config):
         folder = tempfile.mkdtemp(prefix="jaxdml-tests-xla-")
         config._jaxdml_xla_cache = os.environ["JAXDML_TESTS_XLA_CACHE"] = folder
     os.environ["JAXDML_CACHE_DIR"] = folder
-    if os.environ.get("JAXDML_COMPILATION_CACHE", "1").strip().lower() not in ("0", "false", "off", "no"):
-        import jaxdml.compilation
+    import jaxdml.compilation
 
+    if not jaxdml.compilation.opted_out_by_environment():
         jaxdml.compilation.enable_compilation_cache(folder, max_bytes=-1)
 
 

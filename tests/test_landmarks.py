@@ -128,13 +128,18 @@ def test_every_row_a_landmark_is_the_exact_method(wine_small, x64, loss, kernel,
     """The landmark path with every training row a landmark (features = the kernel coordinates) gives the
     exact method's embedding, up to float64 round-off (compared by the embedded distances, which do not
     depend on the signs of the rows)."""
-    X, y = wine_small
-    exact = jaxdml.fit(X, y, loss=loss, kernel=kernel, n_landmarks=None, **kw)
-    lm = jaxdml.fit(X, y, loss=loss, kernel=kernel, n_landmarks=len(X), **kw)
+    _every_row_a_landmark_is_exact(*wine_small, loss=loss, kernel=kernel, **kw)
+
+
+def _every_row_a_landmark_is_exact(X, y, **kw):
+    """Fit exactly and with every row a landmark; assert the two embeddings agree; return the exact fit."""
+    exact = jaxdml.fit(X, y, n_landmarks=None, **kw)
+    lm = jaxdml.fit(X, y, n_landmarks=len(X), **kw)
     assert lm.info["n_landmarks"] == len(X) and "n_landmarks" not in exact.info
     np.testing.assert_array_equal(lm.X_fit, X)
     D_exact, D_lm = sq_dists(exact.transform(X)), sq_dists(lm.transform(X))
     np.testing.assert_allclose(D_lm, D_exact, rtol=1e-7, atol=1e-8 * np.abs(D_exact).max())
+    return exact
 
 
 def test_fewer_landmarks_keep_only_the_landmarks(wine_small):
@@ -202,11 +207,7 @@ def test_small_landmark_and_truncated_paths_of_the_graph_methods(wine_small, x64
     (the slow tests above and in test_truncated_eigen run them at full size): every row a landmark is
     the exact method, and the truncated solver's leading eigenvalues are the dense solver's."""
     X, y = wine_small[0][::2], wine_small[1][::2]
-    exact = jaxdml.fit(X, y, loss=loss, kernel=kernel, n_landmarks=None, n_components=3, eigen_solver="dense")
-    lm = jaxdml.fit(X, y, loss=loss, kernel=kernel, n_landmarks=len(X), n_components=3, eigen_solver="dense")
-    assert lm.info["n_landmarks"] == len(X) and "n_landmarks" not in exact.info
-    D_exact, D_lm = sq_dists(exact.transform(X)), sq_dists(lm.transform(X))
-    np.testing.assert_allclose(D_lm, D_exact, rtol=1e-7, atol=1e-8 * np.abs(D_exact).max())
+    exact = _every_row_a_landmark_is_exact(X, y, loss=loss, kernel=kernel, n_components=3, eigen_solver="dense")
     trunc = jaxdml.fit(X, y, loss=loss, kernel=kernel, n_components=2, eigen_solver="truncated")
     assert trunc.info["eigen_solver"]["solver"] == "block Krylov"
     np.testing.assert_allclose(trunc.info["eigenvalues"], exact.info["eigenvalues"][:2], rtol=1e-6)
