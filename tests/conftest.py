@@ -42,12 +42,18 @@ jax.config.update("jax_default_matmul_precision", "highest")
 
 
 def pytest_configure(config):
-    """The persistent compilation cache is on: the suite uses (and exercises) it in a private, fresh
-    folder, removed at the end, and never writes the user's cache. Each pytest-xdist worker has a
-    folder of its own (the subprocesses and notebook kernel its tests start share it, with jaxdml's
-    default settings), unbounded in the worker: a bounded cache lists and reads every entry's access
-    time on each write (about 30 ms per compiled program here once the folder holds a few hundred),
-    which costs the suite more than the programs the two workers could share."""
+    """jaxdml's compilation caches are off in the suite (``JAXDML_COMPILATION_CACHE=0``, inherited
+    by the subprocesses the tests start, unless the variable is set). Each worker compiles its
+    programs once, and writing some 1 800 of them to a folder the run then removes cost the default
+    suite about 30 s of its 5 minutes (jaxdml's executables and JAX's entries), more than the few
+    programs a later subprocess found there. The caches have tests of their own
+    (test_compilation.py and test_executable_cache.py turn them on in their own folders, and the
+    notebooks run with them on, as a user's kernel does).
+
+    ``JAXDML_CACHE_DIR`` is still a private folder, created fresh for the run and removed at the
+    end, so that a test that turns a cache on never writes the user's. Each pytest-xdist worker has
+    a folder of its own (the subprocesses and notebook kernel its tests start share it)."""
+    os.environ.setdefault("JAXDML_COMPILATION_CACHE", "0")
     shared = os.environ.get("JAXDML_TESTS_XLA_CACHE")
     if hasattr(config, "workerinput") and shared and os.path.isdir(shared):
         folder = os.path.join(shared, config.workerinput["workerid"])  # a worker: under the controller's folder
@@ -58,6 +64,7 @@ def pytest_configure(config):
     import jaxdml.compilation
 
     if not jaxdml.compilation.opted_out_by_environment():
+        # unbounded: a bounded cache lists every entry and reads its access time on each write
         jaxdml.compilation.enable_compilation_cache(folder, max_bytes=-1)
 
 
@@ -65,6 +72,32 @@ def pytest_unconfigure(config):
     folder = getattr(config, "_jaxdml_xla_cache", None)
     if folder:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``-n 2`` schedules by work stealing unless ``--dist`` says otherwise. Each worker starts on
+    one half of the suite, in file order, and takes tests from the other half only once its own are
+    done, so most of a module's tests run in one process and share its compiled programs. xdist's
+    default deals the tests out in small batches to both workers, and both then compiled most
+    modules' programs: the default suite took 9m07s-9m51s of CPU time this way against
+    10m14s-10m29s (this 2-core machine, the same hour)."""
+    explicit = [*config.invocation_params.args, *os.environ.get("PYTEST_ADDOPTS", "").split()]
+    if config.getvalue("dist") != "load" or any(a in ("-d", "--dist") or a.startswith("--dist=") for a in explicit):
+        return None
+    from xdist.scheduler import WorkStealingScheduling
+
+    return WorkStealingScheduling(config, log)
+
+
+#: the longest single tests (about a minute and 20 s): they run first, so that the other worker
+#: takes the rest meanwhile; started near the end, one of them kept a worker busy for 45 s after
+#: the other had run out of tests to take
+LONGEST = ("tests/test_notebooks.py::", "tests/test_main_jobs.py::test_readme_code_blocks_run")
+
+
+def pytest_collection_modifyitems(config, items):
+    items.sort(key=lambda item: not item.nodeid.startswith(LONGEST))  # stable: the rest keep their order
 
 
 @pytest.fixture
@@ -105,6 +138,23 @@ def _quiet_convergence():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", category=UserWarning)
         yield
+
+
+@pytest.fixture(autouse=True)
+def _compilation_caches_restored():
+    """The caches stay as pytest_configure set them: a test that switches them in the worker (the
+    command line's ``--no-cache`` runs in process) would otherwise change them for every later test
+    of that worker."""
+    from jaxdml import _executable_cache, compilation
+
+    saved = (jax.config.jax_enable_compilation_cache, jax.config.jax_compilation_cache_dir,
+             dict(compilation._state), dict(_executable_cache._state))
+    yield
+    if (jax.config.jax_enable_compilation_cache, jax.config.jax_compilation_cache_dir) != saved[:2]:
+        jax.config.update("jax_enable_compilation_cache", saved[0])
+        jax.config.update("jax_compilation_cache_dir", saved[1])
+    compilation._state.update(saved[2])
+    _executable_cache._state.update(saved[3])
 
 
 @pytest.fixture(autouse=True, scope="module")

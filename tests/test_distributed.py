@@ -47,7 +47,8 @@ def _free_port() -> int:
 
 def _launch(n: int, cache: str) -> list:
     port = str(_free_port())
-    env = dict(os.environ, JAXDML_CACHE_DIR=cache)  # a private cache: these runs never touch the user's
+    # a private cache, on as by default: these runs never touch the user's
+    env = dict(os.environ, JAXDML_CACHE_DIR=cache, JAXDML_COMPILATION_CACHE="1")
     procs = [subprocess.Popen([sys.executable, "-c", WORKER, str(i), str(n), port], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True, env=env) for i in range(n)]
     outs = []
@@ -64,7 +65,9 @@ def _launch(n: int, cache: str) -> list:
 
 @pytest.mark.slow
 def test_two_processes_fit_like_one():
-    single = _launch(1, tempfile.mkdtemp(prefix="jaxdml-cache-"))[0]
+    single_cache = tempfile.mkdtemp(prefix="jaxdml-cache-")
+    single = _launch(1, single_cache)[0]
+    assert [p for p in os.listdir(single_cache) if p.endswith("-cache")]  # one process writes its programs
     pair_cache = tempfile.mkdtemp(prefix="jaxdml-cache-")
     pair = _launch(2, pair_cache)
     # the default compilation cache stays off in multi-process runs (their executables must not be
