@@ -44,9 +44,9 @@ jax.config.update("jax_default_matmul_precision", "highest")
 def pytest_configure(config):
     """jaxdml's compilation caches are off in the suite (``JAXDML_COMPILATION_CACHE=0``, inherited
     by the subprocesses the tests start, unless the variable is set). Each worker compiles its
-    programs once, and writing some 1 800 of them to a folder the run then removes cost the default
-    suite about 30 s of its 5 minutes (jaxdml's executables and JAX's entries), more than the few
-    programs a later subprocess found there. The caches have tests of their own
+    programs once, and writing some 1 800 of them (jaxdml's executables and JAX's entries) to a
+    folder the run then removes cost about 5 % of the suite's time, more than the few programs a
+    later subprocess found there. The caches have tests of their own
     (test_compilation.py and test_executable_cache.py turn them on in their own folders, and the
     notebooks run with them on, as a user's kernel does).
 

@@ -83,14 +83,10 @@ def test_disable_in_process():
 
     from jaxdml import compilation
 
-    before = (jax.config.jax_enable_compilation_cache, dict(compilation._state))
-    try:
-        compilation.disable_compilation_cache()
-        compilation.ensure_default_cache()  # must not turn it back on
-        assert jax.config.jax_enable_compilation_cache is False
-    finally:
-        jax.config.update("jax_enable_compilation_cache", before[0])
-        compilation._state.update(before[1])
+    # tests/conftest.py turns the caches back to the suite's settings after the test
+    compilation.disable_compilation_cache()
+    compilation.ensure_default_cache()  # must not turn it back on
+    assert jax.config.jax_enable_compilation_cache is False
 
 
 def test_cross_validation_folds_share_one_program_and_nothing_else_compiles():
@@ -191,45 +187,41 @@ def test_default_cache_is_left_off_where_it_must_be(monkeypatch, tmp_path):
 
     from jaxdml import _executable_cache, compilation
 
-    saved_dir = jax.config.jax_compilation_cache_dir
     saved_enabled = jax.config.jax_enable_compilation_cache
     saved_executables = dict(_executable_cache._state)
-    calls = []
+    calls = []  # tests/conftest.py restores the JAX cache settings after the test
 
     def fresh():
         monkeypatch.setattr(compilation, "_state", {"decided": False, "disabled": False})
 
-    try:
-        jax.config.update("jax_compilation_cache_dir", None)
-        # the folder cannot be created (a file stands in its way): a warning, nothing switched on
-        (tmp_path / "file").write_bytes(b"")
-        monkeypatch.setenv("JAXDML_CACHE_DIR", str(tmp_path / "file" / "xla"))
-        monkeypatch.delenv("JAXDML_COMPILATION_CACHE", raising=False)
-        fresh()
-        with pytest.warns(RuntimeWarning, match=r"cannot create the compilation cache folder .*JAXDML_CACHE_DIR"):
-            compilation.ensure_default_cache()
-        assert compilation._state["decided"] and jax.config.jax_compilation_cache_dir is None
-        assert jax.config.jax_enable_compilation_cache == saved_enabled
-        assert _executable_cache._state == saved_executables
-        # the other cases, with the switch itself replaced by a spy
-        monkeypatch.setattr(compilation, "enable_compilation_cache", lambda *a, **k: calls.append(a))
-        for off in ("0", " Off ", "false", "no"):
-            fresh()
-            monkeypatch.setenv("JAXDML_COMPILATION_CACHE", off)
-            compilation.ensure_default_cache()
-        monkeypatch.delenv("JAXDML_COMPILATION_CACHE")
-        fresh()
-        with monkeypatch.context() as m:
-            m.setattr(jax, "process_count", lambda: 2)
-            compilation.ensure_default_cache()
-        jax.config.update("jax_compilation_cache_dir", str(tmp_path / "users-own"))
-        fresh()
+    jax.config.update("jax_compilation_cache_dir", None)
+    # the folder cannot be created (a file stands in its way): a warning, nothing switched on
+    (tmp_path / "file").write_bytes(b"")
+    monkeypatch.setenv("JAXDML_CACHE_DIR", str(tmp_path / "file" / "xla"))
+    monkeypatch.delenv("JAXDML_COMPILATION_CACHE", raising=False)
+    fresh()
+    with pytest.warns(RuntimeWarning, match=r"cannot create the compilation cache folder .*JAXDML_CACHE_DIR"):
         compilation.ensure_default_cache()
-        assert calls == []
-        jax.config.update("jax_compilation_cache_dir", None)
+    assert compilation._state["decided"] and jax.config.jax_compilation_cache_dir is None
+    assert jax.config.jax_enable_compilation_cache == saved_enabled
+    assert _executable_cache._state == saved_executables
+    # the other cases, with the switch itself replaced by a spy
+    monkeypatch.setattr(compilation, "enable_compilation_cache", lambda *a, **k: calls.append(a))
+    for off in ("0", " Off ", "false", "no"):
         fresh()
+        monkeypatch.setenv("JAXDML_COMPILATION_CACHE", off)
         compilation.ensure_default_cache()
-        compilation.ensure_default_cache()  # decided once per process
-        assert calls == [()]
-    finally:
-        jax.config.update("jax_compilation_cache_dir", saved_dir)
+    monkeypatch.delenv("JAXDML_COMPILATION_CACHE")
+    fresh()
+    with monkeypatch.context() as m:
+        m.setattr(jax, "process_count", lambda: 2)
+        compilation.ensure_default_cache()
+    jax.config.update("jax_compilation_cache_dir", str(tmp_path / "users-own"))
+    fresh()
+    compilation.ensure_default_cache()
+    assert calls == []
+    jax.config.update("jax_compilation_cache_dir", None)
+    fresh()
+    compilation.ensure_default_cache()
+    compilation.ensure_default_cache()  # decided once per process
+    assert calls == [()]
