@@ -103,7 +103,7 @@ def test_non_finite_loss_is_reported(rng):
     bad = prob._replace(X=prob.X.at[3, 1].set(jnp.nan))
     assert np.isnan(float(jax.jit(losses.nca)(jnp.eye(5), bad)))
     res = minimize(losses.nca, jnp.eye(5), bad, max_iter=MAX_ITER)
-    assert bool(res.failed) and int(res.n_iter) == 1
+    assert bool(res.failed) and int(res.n_iter) == 0  # stopped at the initial point: no step taken
 
 
 def test_vmap_over_initialisations(rng):

@@ -24,6 +24,7 @@ from .._logging import show_progress
 from .._executable_cache import cached_jit, register_name
 from .._threads import blas_single_threaded
 from ._callbacks import progress, run_with_callback, user_callback
+from ._lbfgs import is_trial_state, lbfgs
 from ._sharding import data_parallel_objective as _objective
 from ._sharding import make_mesh
 
@@ -59,12 +60,13 @@ class SolverResult(NamedTuple):
 def make_optimizer(name: str) -> optax.GradientTransformationExtraArgs:
     """A cached default optimizer by name; first-order ones take a traced learning rate.
 
-    ``"lbfgs"`` (zoom line search; for smooth full-batch losses), ``"adam"``, ``"sgd"``
+    ``"lbfgs"`` (:func:`jaxdml.solvers.lbfgs`: backtracking line search, one loss evaluation per loop
+    step; for full-batch losses), ``"adam"``, ``"sgd"``
     (with Nesterov momentum 0.9) and ``"adagrad"``. Returning the same object for the same name
     lets every fit with default settings share one compiled runner.
     """
     if name == "lbfgs":
-        return register_name(optax.lbfgs(), f"jaxdml.make_optimizer({name!r})")
+        return register_name(lbfgs(), f"jaxdml.make_optimizer({name!r})")
     if name == "adam":
         opt = optax.inject_hyperparams(optax.adam)(learning_rate=1e-2)
     elif name == "sgd":
@@ -110,7 +112,10 @@ def count_trace() -> None:
 
 
 def has_linesearch_state(state) -> bool:
-    """True if an optimizer state holds line-search information (L-BFGS's cached value and gradient)."""
+    """True if an optimizer state holds line-search information: optax's line searches (their cached
+    value and gradient) or the trial points of :func:`jaxdml.solvers.lbfgs`."""
+    if is_trial_state(state):
+        return True
     try:
         return otu.tree_get(state, "info") is not None and otu.tree_get(state, "value") is not None
     except Exception:  # pragma: no cover - tree_get raises on ambiguous keys
@@ -140,10 +145,11 @@ def initial_state(optimizer, params0, learning_rate):
     return state0
 
 
-def value_and_grad_for(f, has_ls: bool, projection):
-    """``(vg, cached)``: the loop's value and gradient. A line search caches them at the point it accepted
-    (``cached``: call ``vg(params, state=state)``); after a projection the iterate is evaluated afresh."""
-    cached = has_ls and projection is None
+def value_and_grad_for(f, has_ls: bool, projection, state0=None):
+    """``(vg, cached)``: the loop's value and gradient. An optax line search caches them at the point it
+    accepted (``cached``: call ``vg(params, state=state)``); after a projection the iterate is evaluated
+    afresh, and so is every trial point of :func:`jaxdml.solvers.lbfgs` (``state0`` tells)."""
+    cached = has_ls and projection is None and not is_trial_state(state0)
     return (optax.value_and_grad_from_state(f) if cached else jax.value_and_grad(f)), cached
 
 
@@ -203,42 +209,56 @@ def _runner(loss_fn, optimizer, projection, max_iter, patience, static_hyper, pr
         f = lambda p: obj(p, problem, hyper, None, None)  # noqa: E731
         state0 = initial_state(optimizer, params0, learning_rate)
         has_ls = has_linesearch_state(state0)
-        vg, cached = value_and_grad_for(f, has_ls, projection)
+        # jaxdml's L-BFGS proposes trial points: only the evaluations it accepts are iterates, and the
+        # loop's one evaluation of the loss is its line search too (no evaluation after the loop)
+        trial = is_trial_state(state0)
+        vg, cached = value_and_grad_for(f, has_ls, projection, state0)
         dtype = jnp.result_type(*jax.tree_util.tree_leaves(params0))
         inf = jnp.asarray(jnp.inf, dtype)
+        last_it = max_iter + 1 if trial else max_iter  # iterates x_0 .. x_max_iter, all evaluated
 
         def cond(c):
-            return (c["it"] < max_iter) & ~c["done"]
+            return (c["it"] < last_it) & ~c["done"]
 
         def body(c):
             params, state = c["params"], c["state"]
             value, grad = vg(params, state=state) if cached else vg(params)
+            updates, state = optimizer.update(
+                grad, state, params, value=value, grad=grad, value_fn=f
+            )
+            acc = state.accepted if trial else jnp.asarray(True)
             finite = all_finite(value, grad)
-            hist = c["hist"].at[c["it"]].set(value)
-            better = finite & (value < c["best"])
+            hist = jnp.where(acc, c["hist"].at[c["it"]].set(value), c["hist"])
+            better = acc & finite & (value < c["best"])
             best_params = jax.tree_util.tree_map(
                 lambda new, old: jnp.where(better, new, old), params, c["best_params"]
             )
             small = finite & settled(value, c["prev"], params, c["prev_params"], tol)
-            if not has_ls:  # a fixed-step method: also ask for (projected) stationarity
+            if not has_ls or (trial and projection is not None):
+                # a fixed-step method, or jaxdml's L-BFGS along a projected path (whose steps can stay
+                # short far from the optimum): also ask for (projected) stationarity
                 small = small & stationary(value, grad, params, projection, tol)
-            stall = jnp.where(small, c["stall"] + 1, 0)
+            stall = jnp.where(acc, jnp.where(small, c["stall"] + 1, 0), c["stall"])
             best = jnp.where(better, value, c["best"])
-            progress(c["it"] % print_every == 0 if print_every else None, c["it"], value)
-            notify(params, c["it"], value)
-            updates, state = optimizer.update(
-                grad, state, params, value=value, grad=grad, value_fn=f
-            )
+            # a step starts from each iterate but the last (x_max_iter of jaxdml's L-BFGS)
+            starts = acc & (c["it"] < max_iter)
+            progress(starts & (c["it"] % print_every == 0) if print_every else None, c["it"], value)
+            if trial:
+                jax.lax.cond(starts, lambda: notify(params, c["it"], value), lambda: None)
+            else:
+                notify(params, c["it"], value)
             new_params = optax.apply_updates(params, updates)
             if projection is not None:
                 new_params = projection(new_params)
             converged = stall >= patience
             # the test held at ``params``: stop there rather than one step further
             new_params = jax.tree_util.tree_map(lambda a, b: jnp.where(converged, b, a), new_params, params)
+            failed = acc & ~finite
             return dict(
-                params=new_params, state=state, it=c["it"] + 1, best=best,
-                best_params=best_params, stall=stall, hist=hist, prev=value, prev_params=params,
-                done=converged | ~finite, converged=converged, failed=~finite,
+                params=new_params, state=state, it=c["it"] + acc.astype(c["it"].dtype), best=best,
+                best_params=best_params, stall=stall, hist=hist, prev=jnp.where(acc, value, c["prev"]),
+                prev_params=jax.tree_util.tree_map(lambda a, b: jnp.where(acc, a, b), params, c["prev_params"]),
+                done=converged | failed, converged=converged, failed=failed,
             )
 
         carry = dict(
@@ -247,6 +267,9 @@ def _runner(loss_fn, optimizer, projection, max_iter, patience, static_hyper, pr
             done=jnp.asarray(False), converged=jnp.asarray(False), failed=jnp.asarray(False),
         )
         c = jax.lax.while_loop(cond, body, carry)
+        if trial:  # every iterate x_0 .. x_n was evaluated: n steps, n + 1 values in the history
+            n_iter = jnp.maximum(c["it"] - 1, 0)
+            return SolverResult(c["best_params"], c["best"], n_iter, c["converged"], c["hist"], c["failed"])
         # The last update produced an iterate that has not been evaluated yet.
         final = f(c["params"])
         ok = jnp.isfinite(final) & ~c["failed"]
@@ -375,7 +398,9 @@ def minimize(
         The data (e.g. from :func:`jaxdml.make_problem`); traced, so new data of the same shapes
         reuse the compiled loop.
     optimizer : optax.GradientTransformation, default L-BFGS
-        Any optax transformation. Optimizers built with ``optax.inject_hyperparams`` get
+        Any optax transformation; the default is :func:`jaxdml.solvers.lbfgs`, whose line search
+        runs in this loop (only the points it accepts are iterates: they make ``n_iter``, the history
+        and the stopping test). Optimizers built with ``optax.inject_hyperparams`` get
         ``learning_rate`` as traced state.
     projection : callable, optional
         Applied to the parameters after every step (projected gradient), e.g.
@@ -386,7 +411,8 @@ def minimize(
         Full batch: stop (``converged=True``) when, for ``patience`` consecutive steps, the loss
         changed by at most ``tol * max(|loss|, 1)`` *and* the step was at most
         ``sqrt(tol) * max(||params||, 1)`` (Frobenius); the iterate where the test held is
-        returned; optimizers without a line search (Adam, SGD, Adagrad) must moreover satisfy
+        returned; optimizers without a line search (Adam, SGD, Adagrad), and jaxdml's L-BFGS with a
+        projection, must moreover satisfy
         ``||G|| * max(||params||, 1) <= sqrt(tol) * max(|loss|, 1)`` with ``G`` the gradient (the
         projected-gradient map ``x - P(x - g)`` with a projection). A first-order optimizer that
         merely slowed down therefore does not report convergence. Minibatch: stop when the epoch-mean loss has not improved on the best
