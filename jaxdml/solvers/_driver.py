@@ -198,6 +198,21 @@ def stationary(value, grad, params, projection, tol):
     return _norm(G) * jnp.maximum(_norm(params), 1.0) <= jnp.sqrt(tol) * jnp.maximum(jnp.abs(value), 1.0)
 
 
+def _result(c, f, trial: bool) -> SolverResult:
+    """The full-batch loop's result from its final carry ``c``."""
+    if trial:  # every iterate x_0 .. x_n was evaluated: n steps, n + 1 values in the history
+        n_iter = jnp.maximum(c["it"] - 1, 0)
+        return SolverResult(c["best_params"], c["best"], n_iter, c["converged"], c["hist"], c["failed"])
+    # The last update produced an iterate that has not been evaluated yet.
+    final = f(c["params"])
+    ok = jnp.isfinite(final) & ~c["failed"]
+    hist = jnp.where(ok, c["hist"].at[c["it"]].set(final), c["hist"])
+    better = ok & (final < c["best"])
+    params = jax.tree_util.tree_map(lambda new, old: jnp.where(better, new, old), c["params"], c["best_params"])
+    best = jnp.where(better, final, c["best"])
+    return SolverResult(params, best, c["it"], c["converged"], hist, c["failed"])
+
+
 @functools.lru_cache(maxsize=256)
 def _runner(loss_fn, optimizer, projection, max_iter, patience, static_hyper, print_every, mesh=None,
             callback=None):
@@ -266,20 +281,7 @@ def _runner(loss_fn, optimizer, projection, max_iter, patience, static_hyper, pr
             prev_params=params0, stall=jnp.asarray(0), hist=jnp.full((max_iter + 1,), jnp.nan, dtype),
             done=jnp.asarray(False), converged=jnp.asarray(False), failed=jnp.asarray(False),
         )
-        c = jax.lax.while_loop(cond, body, carry)
-        if trial:  # every iterate x_0 .. x_n was evaluated: n steps, n + 1 values in the history
-            n_iter = jnp.maximum(c["it"] - 1, 0)
-            return SolverResult(c["best_params"], c["best"], n_iter, c["converged"], c["hist"], c["failed"])
-        # The last update produced an iterate that has not been evaluated yet.
-        final = f(c["params"])
-        ok = jnp.isfinite(final) & ~c["failed"]
-        hist = jnp.where(ok, c["hist"].at[c["it"]].set(final), c["hist"])
-        better = ok & (final < c["best"])
-        params = jax.tree_util.tree_map(
-            lambda new, old: jnp.where(better, new, old), c["params"], c["best_params"]
-        )
-        best = jnp.where(better, final, c["best"])
-        return SolverResult(params, best, c["it"], c["converged"], hist, c["failed"])
+        return _result(jax.lax.while_loop(cond, body, carry), f, trial)
 
     return _jit(run, print_every, mesh, callback)
 

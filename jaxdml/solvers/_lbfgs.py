@@ -4,10 +4,10 @@ The method is the textbook one. The direction ``d = -H g`` is the one of the two
 (Nocedal & Wright, *Numerical Optimization*, 2nd ed., Algorithm 7.4) over the last ``memory_size``
 pairs ``s_i = x_{i+1} - x_i``, ``y_i = g_{i+1} - g_i``, with the initial scaling
 ``H_0 = (s^T y / y^T y) I`` of the newest pair (their eq. 7.20), computed in the equivalent compact form
-(:func:`_direction`); without a pair, ``d = -g / ||g||`` (a unit step along steepest descent). The step ``t`` starts at 1 and backtracks (their Algorithm 3.1)
-until the Armijo condition ``f(x_t) <= f(x) + c1 g^T (x_t - x)`` holds, ``x_t = x + t d`` (or its
-projection, when the caller projects: the condition is then the projected-arc one): a rejected ``t`` is
-replaced by the minimiser of the quadratic through ``f(x)``, ``g^T d`` and ``f(x_t)``, kept within
+(:func:`_direction`); without a pair, ``d = -g / ||g||`` (a unit step along steepest descent).
+The step ``t`` starts at 1 and backtracks (their Algorithm 3.1) until the Armijo condition
+``f(x_t) <= f(x) + c1 g^T (x_t - x)`` holds, ``x_t = x + t d`` (or its projection, when the caller
+projects: the condition is then the projected-arc one): a rejected ``t`` is replaced by the minimiser of the quadratic through ``f(x)``, ``g^T d`` and ``f(x_t)``, kept within
 ``[0.1 t, 0.5 t]`` (their section 3.5); a non-finite ``f(x_t)`` gives ``0.1 t``. A pair enters the memory
 only if ``s^T y > eps ||s|| ||y||``, the curvature that keeps ``H`` positive definite (their section 7.2);
 Armijo alone does not ensure it.

@@ -35,6 +35,41 @@ def _tile(tree, T):
     return jax.tree_util.tree_map(lambda a: jnp.broadcast_to(a, (T,) + a.shape), tree)
 
 
+def _trial_body(optimizer, f, vg, projection, patience: int, max_iter: int, tols):
+    """The loop body for jaxdml's L-BFGS: every evaluation is a trial point, the accepted ones are the
+    iterates x_0 .. x_max_iter (``it`` counts them), as in the driver; nothing is evaluated after the loop."""
+
+    def trial_body(c):
+        params, state, it, active = c["params"], c["state"], c["it"], ~c["done"]
+        value, grad = vg(params)
+        updates, new_state = optimizer.update(grad, state, params, value=value, grad=grad, value_fn=f)
+        acc = new_state.accepted
+        now = active & acc
+        finite = all_finite(value, grad)
+        better = now & finite & (value < c["best"])
+        small = finite & settled(value, c["prev"], params, c["prev_params"], tols)
+        if projection is not None:  # as the driver asks of its L-BFGS along a projected path
+            small = small & stationary(value, grad, params, projection, tols)
+        stall = jnp.where(now, jnp.where(small, c["stall"] + 1, 0), c["stall"])
+        converged_now = now & (stall >= patience)
+        new_params = optax.apply_updates(params, updates)
+        keep = lambda a, b: jax.tree_util.tree_map(lambda u, w: jnp.where(acc, u, w), a, b)  # noqa: E731
+        return dict(
+            params=projection(new_params) if projection is not None else new_params,
+            state=jax.tree_util.tree_map(lambda a, b: a.astype(b.dtype), new_state, state),
+            it=it + acc.astype(it.dtype), prev=jnp.where(acc, value, c["prev"]),
+            prev_params=keep(params, c["prev_params"]),
+            hist=jnp.where(acc, c["hist"].at[it].set(value), c["hist"]),
+            best=jnp.where(better, value, c["best"]),
+            best_params=_where(better, _tile(params, tols.shape[0]), c["best_params"]),
+            stall=stall, n_iter=jnp.where(now, it, c["n_iter"]),
+            converged=c["converged"] | converged_now, failed=c["failed"] | (now & ~finite),
+            done=c["done"] | converged_now | (now & ~finite) | (now & (it >= max_iter)),
+        )
+
+    return trial_body
+
+
 @functools.lru_cache(maxsize=32)
 def multi_tol_runner(loss_fn, optimizer, projection, max_iter: int, patience: int, static_items: tuple):
     """``run(params0, problem, hyper, tols, learning_rate) -> SolverResult`` with a leading axis of
@@ -55,35 +90,6 @@ def multi_tol_runner(loss_fn, optimizer, projection, max_iter: int, patience: in
 
         def cond(c):
             return (c["it"] <= max_iter) & ~jnp.all(c["done"])
-
-        def trial_body(c):
-            # jaxdml's L-BFGS: every evaluation is a trial point, the accepted ones are the iterates
-            # x_0 .. x_max_iter (``it`` counts them), as in the driver; nothing is evaluated after the loop
-            params, state, it, active = c["params"], c["state"], c["it"], ~c["done"]
-            value, grad = vg(params)
-            updates, new_state = optimizer.update(grad, state, params, value=value, grad=grad, value_fn=f)
-            acc = new_state.accepted
-            now = active & acc
-            finite = all_finite(value, grad)
-            better = now & finite & (value < c["best"])
-            small = finite & settled(value, c["prev"], params, c["prev_params"], tols)
-            if projection is not None:  # as the driver asks of its L-BFGS along a projected path
-                small = small & stationary(value, grad, params, projection, tols)
-            stall = jnp.where(now, jnp.where(small, c["stall"] + 1, 0), c["stall"])
-            converged_now = now & (stall >= patience)
-            new_params = optax.apply_updates(params, updates)
-            keep = lambda a, b: jax.tree_util.tree_map(lambda u, w: jnp.where(acc, u, w), a, b)  # noqa: E731
-            return dict(
-                params=projection(new_params) if projection is not None else new_params,
-                state=jax.tree_util.tree_map(lambda a, b: a.astype(b.dtype), new_state, state),
-                it=it + acc.astype(it.dtype), prev=jnp.where(acc, value, c["prev"]),
-                prev_params=keep(params, c["prev_params"]),
-                hist=jnp.where(acc, c["hist"].at[it].set(value), c["hist"]),
-                best=jnp.where(better, value, c["best"]), best_params=_where(better, _tile(params, T), c["best_params"]),
-                stall=stall, n_iter=jnp.where(now, it, c["n_iter"]),
-                converged=c["converged"] | converged_now, failed=c["failed"] | (now & ~finite),
-                done=c["done"] | converged_now | (now & ~finite) | (now & (it >= max_iter)),
-            )
 
         def body(c):
             # Iterations 0 .. max_iter - 1 evaluate the shared iterate and step. If tolerances are still
@@ -127,7 +133,8 @@ def multi_tol_runner(loss_fn, optimizer, projection, max_iter: int, patience: in
                      n_iter=jnp.zeros((T,), jnp.asarray(0).dtype), converged=zeros_t, failed=zeros_t, done=zeros_t)
         # A tolerance that converged stopped at an iterate it had evaluated, so its best is final; a failed
         # one keeps its best finite iterate; the others took the last pass.
-        c = jax.lax.while_loop(cond, trial_body if trial else body, carry)
+        loop_body = _trial_body(optimizer, f, vg, projection, patience, max_iter, tols) if trial else body
+        c = jax.lax.while_loop(cond, loop_body, carry)
         return SolverResult(c["best_params"], c["best"], c["n_iter"], c["converged"], c["hist"], c["failed"])
 
     return jit_quick_compile(run)
