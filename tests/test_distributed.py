@@ -9,7 +9,6 @@ This is the multi-host recipe of the README, run on one machine: every process c
 import json
 import os
 import socket
-import tempfile
 import subprocess
 import sys
 import textwrap
@@ -64,11 +63,14 @@ def _launch(n: int, cache: str) -> list:
 
 
 @pytest.mark.slow
-def test_two_processes_fit_like_one():
-    single_cache = tempfile.mkdtemp(prefix="jaxdml-cache-")
+def test_two_processes_fit_like_one(tmp_path):
+    # the cache folders under pytest's tmp_path, which pytest prunes (mkdtemp left one pair per run)
+    single_cache = str(tmp_path / "single")
+    os.makedirs(single_cache)
     single = _launch(1, single_cache)[0]
     assert [p for p in os.listdir(single_cache) if p.endswith("-cache")]  # one process writes its programs
-    pair_cache = tempfile.mkdtemp(prefix="jaxdml-cache-")
+    pair_cache = str(tmp_path / "pair")
+    os.makedirs(pair_cache)
     pair = _launch(2, pair_cache)
     # the default compilation cache stays off in multi-process runs (their executables must not be
     # loaded by single-process runs)
