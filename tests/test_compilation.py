@@ -89,6 +89,35 @@ def test_disable_in_process():
     assert jax.config.jax_enable_compilation_cache is False
 
 
+def test_enable_in_process_repairs_a_bounded_folder_and_stores_programs(tmp_path):
+    """In this process (the suite runs with the caches off; tests/conftest.py restores them afterwards):
+    a bounded cache adds the access-time record that an entry written without a bound lacks (else JAX's
+    eviction fails on every later write), sets every threshold to "cache everything", and a fit then
+    writes its program there."""
+    import jax
+    import numpy as np
+
+    import jaxdml
+    from jaxdml import compilation
+
+    folder = tmp_path / "bounded"
+    folder.mkdir()
+    (folder / "jit_f-0123-cache").write_bytes(b"an entry from an unbounded process")
+    (folder / "jit_g-4567-cache").write_bytes(b"an entry with its record")
+    (folder / "jit_g-4567-atime").write_bytes(b"\0" * 8)
+    assert compilation.enable_compilation_cache(str(folder), max_bytes=10**8) == str(folder)
+    assert (folder / "jit_f-0123-atime").stat().st_size == 8  # added
+    assert (folder / "jit_g-4567-atime").read_bytes() == b"\0" * 8  # left as it was
+    assert jax.config.jax_enable_compilation_cache is True
+    assert jax.config.jax_compilation_cache_dir == str(folder)
+    assert jax.config.jax_persistent_cache_min_compile_time_secs == 0.0
+    assert jax.config.jax_compilation_cache_max_size == 10**8
+    before = {p.name for p in folder.iterdir()}
+    X = np.random.default_rng(3).random((37, 3))
+    jaxdml.fit(X, np.arange(37) % 2, loss="nca", max_iter=2)
+    assert {p.name for p in folder.iterdir()} - before  # the fit stored what it compiled
+
+
 def test_cross_validation_folds_share_one_program_and_nothing_else_compiles():
     """Folds of 160 and 161 rows (wine's) land in one bucket; a fit compiles its solver loop and no
     conversion or seeding program besides."""
