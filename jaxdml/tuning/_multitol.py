@@ -56,7 +56,7 @@ def _trial_body(optimizer, f, vg, projection, patience: int, max_iter: int, tols
         keep = lambda a, b: jax.tree_util.tree_map(lambda u, w: jnp.where(acc, u, w), a, b)  # noqa: E731
         return dict(
             params=projection(new_params) if projection is not None else new_params,
-            state=jax.tree_util.tree_map(lambda a, b: a.astype(b.dtype), new_state, state),
+            state=new_state,  # (jaxdml's L-BFGS keeps its state's dtypes: no cast as for optax's below)
             it=it + acc.astype(it.dtype), prev=jnp.where(acc, value, c["prev"]),
             prev_params=keep(params, c["prev_params"]),
             hist=jnp.where(acc, c["hist"].at[it].set(value), c["hist"]),
