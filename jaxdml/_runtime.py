@@ -66,7 +66,9 @@ def x64_call(fn, *args, **kwargs):
     leaves unchanged).
     """
     with jax.enable_x64(True), single_threaded_blas():
-        cast = [jnp.asarray(a, jnp.float64) if isinstance(a, np.ndarray) and a.dtype.kind == "f" else a for a in args]
+        # converted on the host, then transferred: jnp.asarray(a, float64) lowers and compiles a
+        # conversion program per shape in every process (0.3-1 s of a second process's first fit)
+        cast = [to_device(a, np.float64) if isinstance(a, np.ndarray) and a.dtype.kind == "f" else a for a in args]
         out = fn(*cast, **kwargs)
         # strings (e.g. which eigensolver ran) pass through unchanged
         return jax.tree_util.tree_map(lambda a: a if isinstance(a, str) else np.asarray(a, dtype=np.float64), out)
