@@ -1,7 +1,9 @@
 """Run-to-run spread of ITML's default constraint set: 10-fold mean 3-NN accuracy of
 ``jaxdml.ITML(random_state=seed)`` (min-max scaling fitted on each training fold, KEEL partitions)
 for several seeds, per data set and constraint rule (``--n-constraints``: ``default`` = the
-estimator's default, or a number of pairs of each kind).
+estimator's default, a number of pairs of each kind, ``scaled:N``: N pairs of each kind with the
+default's slack weight ``gamma * min(20 K^2, 500) / N``, or ``nn<k>``: each row's k nearest rows
+of its class and of the other classes).
 
     python benchmarks/bench_itml_default.py --datasets sonar wine iris --seeds 0 1 2 3 4 \
         --n-constraints default 1000 --out /tmp/itml.json
@@ -63,6 +65,9 @@ def cv(dataset, data_dir, seed, n_constraints):
 
     current = {}
     _itml.sample_pairs = _SAMPLE_PAIRS
+    if n_constraints.startswith("scaled:"):  # N pairs of each kind, with the default's slack scaling
+        n_pairs = int(n_constraints.split(":")[1])
+        _itml.itml_default_pairs = lambda n_classes, n_features: n_pairs
     if n_constraints.startswith("nn"):  # a candidate rule, patched in for this process
         rule = _neighbour_pairs(int(n_constraints[2:]))
         _itml.sample_pairs = lambda codes, k1, k2, rng: rule(current["X"], codes)
@@ -75,7 +80,7 @@ def cv(dataset, data_dir, seed, n_constraints):
         sc = MinMaxScaler().fit(Xtr)
         Xtr, Xte = sc.transform(Xtr), sc.transform(Xte)
         current["X"] = Xtr
-        kw = {} if n_constraints == "default" or n_constraints.startswith("nn") else dict(
+        kw = {} if n_constraints == "default" or n_constraints.startswith(("nn", "scaled:")) else dict(
             n_constraints=int(n_constraints))
         t0 = time.perf_counter()
         with warnings.catch_warnings():
