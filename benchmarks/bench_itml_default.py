@@ -56,6 +56,7 @@ def _neighbour_pairs(k):
     return pairs
 
 
+from jaxdml.methods._itml import itml_default_pairs as _DEFAULT_PAIRS  # noqa: E402
 from jaxdml.methods._pairs import sample_pairs as _SAMPLE_PAIRS  # noqa: E402
 
 
@@ -65,6 +66,7 @@ def cv(dataset, data_dir, seed, n_constraints):
 
     current = {}
     _itml.sample_pairs = _SAMPLE_PAIRS
+    _itml.itml_default_pairs = _DEFAULT_PAIRS  # a previous rule's patch must not leak into this one
     if n_constraints.startswith("scaled:"):  # N pairs of each kind, with the default's slack scaling
         n_pairs = int(n_constraints.split(":")[1])
         _itml.itml_default_pairs = lambda n_classes, n_features: n_pairs
