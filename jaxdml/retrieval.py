@@ -103,25 +103,26 @@ def _scores(Q, R, qc, rc, n_same, r_valid, *, K, ks, q_block, r_chunk, kind, sam
 
     def chunk_dists(q, qids, start):
         Rc = jax.lax.dynamic_slice_in_dim(R, start, r_chunk)
-        ids = (start + jnp.arange(r_chunk, dtype=jnp.int32)).astype(jnp.int32)
         if kind in ("euclidean", "sq_euclidean"):  # same ranking: squared distances
             sc = jax.lax.dynamic_slice_in_dim(sr, start, r_chunk)
             d = jnp.sum(q * q, axis=1)[:, None] + sc[None, :] - 2.0 * q @ Rc.T
         else:
             d = -(q @ Rc.T)
         ok = jax.lax.dynamic_slice_in_dim(r_valid, start, r_chunk)[None, :]
-        if same:
-            ok = ok & (ids[None, :] != qids[:, None])
-        return jnp.where(ok, d, big), jnp.broadcast_to(ids, d.shape)
+        if same:  # a query is not its own neighbour
+            ok = ok & (start + jnp.arange(r_chunk, dtype=jnp.int32)[None, :] != qids[:, None])
+        return jnp.where(ok, d, big)
 
     def one_block(rows):
         q = Q[rows]
 
         def merge(carry, c):
             best_d, best_i = carry
-            d, ids = chunk_dists(q, rows, c * r_chunk)
-            vals, pick = linalg.smallest_k(jnp.concatenate([best_d, d], axis=1), K)
-            return (vals, jnp.take_along_axis(jnp.concatenate([best_i, ids], axis=1), pick, axis=1)), None
+            start = c * r_chunk
+            vals, pick = linalg.smallest_k(jnp.concatenate([best_d, chunk_dists(q, rows, start)], axis=1), K)
+            # a pick below K keeps a neighbour found before; above it, it is row start + pick - K of this chunk
+            kept = jnp.take_along_axis(best_i, jnp.minimum(pick, K - 1), axis=1)
+            return (vals, jnp.where(pick < K, kept, start + pick - K)), None
 
         init = (jnp.full((rows.shape[0], K), big), jnp.zeros((rows.shape[0], K), jnp.int32))
         (best_d, best_i), _ = jax.lax.scan(merge, init, jnp.arange(n_chunks, dtype=jnp.int32))
