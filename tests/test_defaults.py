@@ -91,7 +91,9 @@ def test_nca_default_penalty_keeps_the_collapse_optimum():
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         nca = jaxdml.NCA(random_state=42).fit(X, y)
-    assert nca.converged_ and nca.reg == 1e-4
+    # "auto" is the penalty 1e-4 on this (small, full-batch) path
+    assert nca.converged_ and nca.reg == "auto"
+    np.testing.assert_array_equal(nca.components_, jaxdml.NCA(reg=1e-4, random_state=42).fit(X, y).components_)
     assert _gap(nca.components_, u) <= 1e-5
     Xt = nca.transform(X)
     spread = np.abs(X - X[2]).max()
@@ -119,3 +121,32 @@ def test_nca_budget_of_one_step_is_not_convergence():
     with pytest.warns(ConvergenceWarning):
         nca = jaxdml.NCA(max_iter=1, random_state=42).fit(X, y)
     assert not nca.converged_ and nca.n_iter_ == 1
+
+
+def test_nca_auto_penalty_follows_the_path():
+    """``reg="auto"``: the penalty 1e-4 on the full-batch path and whenever the user picks the
+    optimizer, 0 on the large-data minibatch path (more than ``NCA_LARGE_N`` samples, the default
+    optimizer); an explicit ``reg`` always wins. Each fit equals the one with that ``reg`` given."""
+    from jaxdml.methods._nca import NCA_LARGE_N, NCA_REG
+
+    rng = np.random.default_rng(0)
+    n = NCA_LARGE_N + 48
+    X = rng.normal(size=(n, 3))
+    y = (X[:, 0] + 0.3 * rng.normal(size=n) > 0).astype(int)
+
+    def L(**kw):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            return jaxdml.NCA(max_iter=3, random_state=0, **kw).fit(X, y).components_
+
+    np.testing.assert_array_equal(L(), L(reg=0.0))  # the minibatch path: no penalty
+    assert not np.array_equal(L(), L(reg=NCA_REG))
+    np.testing.assert_array_equal(L(optimizer="lbfgs"), L(optimizer="lbfgs", reg=NCA_REG))
+    small = slice(0, NCA_LARGE_N)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        a = jaxdml.fit(X[small], y[small], loss="nca", max_iter=3).L
+        b = jaxdml.fit(X[small], y[small], loss="nca", max_iter=3, reg=NCA_REG).L
+    np.testing.assert_array_equal(a, b)
+    with pytest.raises(ValueError, match="reg"):
+        jaxdml.NCA(reg="none").fit(X[:50], y[:50])

@@ -112,6 +112,21 @@ def finish(res, name: str, max_iter: int, tol: float):
     return n_iter, hist
 
 
+def resolve_auto_hyper(spec: LossSpec, hyper: dict, n: int, optimizer) -> None:
+    """Hyper-parameters left at ``"auto"`` take the value of the path the fit takes (in place): the
+    large-data one (``spec.large["hyper"]``: above ``large_n`` samples, the method's own optimizer)
+    or the default one (``spec.auto_hyper``)."""
+    big = _large_applies(spec, n, optimizer)
+    for key, value in spec.auto_hyper.items():
+        if isinstance(hyper.get(key), str) and hyper[key] == "auto":
+            hyper[key] = spec.large["hyper"].get(key, value) if big and "hyper" in spec.large else value
+
+
+def _large_applies(spec: LossSpec, n: int, optimizer) -> bool:
+    """Whether the large-data defaults are in force: above ``large_n`` and the method's own optimizer."""
+    return spec.large_n is not None and n > spec.large_n and bool(spec.large) and optimizer is None
+
+
 def large_data(spec: LossSpec, n: int, optimizer, max_iter) -> LossSpec:
     """The method's large-data defaults replace what the user left unset (above ``large_n``)."""
     if spec.large_n is None or n <= spec.large_n or not spec.large:
@@ -250,6 +265,7 @@ def plan(spec: LossSpec, name: str, X, codes, n_classes, *, n_components, random
     if route is not None:  # the route's solver reads what it needs from the plan
         return GradientPlan(optimizer=None, projection=None, learning_rate=None, max_iter=max_iter,
                             batch_size=None, n_candidates=None, key=None, **common)
+    resolve_auto_hyper(spec, hyper, n, optimizer)
     spec = large_data(spec, n, optimizer, max_iter)
     optimizer = resolve_optimizer(optimizer, spec)
     if projection == "auto":

@@ -72,7 +72,10 @@ class LossSpec(NamedTuple):
     batch_size : default minibatch size (None: full batch). The loss must accept ``anchors=``.
     large_n : sample count above which ``large`` replaces the defaults the user did not set
         (e.g. switch a full-batch L-BFGS method to minibatch Adam on large data).
-    large : overrides for large data (keys among optimizer, learning_rate, max_iter, batch_size).
+    large : overrides for large data (keys among optimizer, learning_rate, max_iter, batch_size, and
+        ``hyper``: values of hyper-parameters left at ``"auto"``, when the fit also keeps the method's
+        optimizer).
+    auto_hyper : the value of each hyper-parameter that may be ``"auto"``, on the default path.
     candidates_above : sample count above which each minibatch step compares its anchors with
         ``n_candidates`` uniformly sampled rows instead of every sample (the loss must accept
         ``candidates=``).
@@ -91,6 +94,7 @@ class LossSpec(NamedTuple):
     large: Optional[dict] = None
     candidates_above: Optional[int] = None
     n_candidates: int = 4096
+    auto_hyper: dict = {}
 
 
 class Route(NamedTuple):

@@ -137,6 +137,7 @@ def _combined(loss: dict) -> Method:
         needs=frozenset().union(*(s.needs for s in specs)),
         max_iter=max(s.max_iter for s in specs),
         optimizer="lbfgs" if all(s.optimizer == "lbfgs" for s in specs) else specs[0].optimizer,
+        auto_hyper={k: v for s in specs for k, v in s.auto_hyper.items()},
     )
     constraints = {k: v for r in records for k, v in r.constraints.items()}
     defaults = {k: v for r in records for k, v in r.defaults.items()}

@@ -68,9 +68,10 @@ class NCA(DMLAlgorithm):
 
     Notes
     -----
-    jaxdml's NCA adds a small Frobenius penalty (``reg=1e-4``). ``metadata()``: ``num_iters``,
-    ``initial_expectance`` (the expected leave-one-out accuracy under the Euclidean distance, pyDML's
-    starting point) and ``final_expectance`` (under the learned map), both exact.
+    jaxdml's NCA adds a small Frobenius penalty (``reg="auto"``: 1e-4, 0 on its large-data path).
+    ``metadata()``: ``num_iters``, ``initial_expectance`` (the expected leave-one-out accuracy under
+    the Euclidean distance, pyDML's starting point) and ``final_expectance`` (under the learned map),
+    both exact.
     """
 
     _target = _m.NCA
