@@ -16,6 +16,7 @@ data sets on a class-stratified subset (of a size it does not give), so compare 
     python benchmarks/bench_defaults.py --half confirmation                 # every basic method
     python benchmarks/bench_defaults.py --half tuning --methods NCA --variant "NCA:max_iter=50"
     python benchmarks/bench_defaults.py --tier full --half tuning --methods NCA,sklearn-NCA  # full size
+    python benchmarks/bench_defaults.py --tier full --sizes full --datasets phoneme --methods sklearn-NCA  # whole folds
 
 Methods: the basic experiment's columns (Euclidean, LDA, ITML, DMLMJ, NCA, LMNN, LSI, DML_eig,
 MCML, LDML) and the references ``sklearn-NCA`` (scikit-learn's NCA, defaults), ``ml-LMNN``,
@@ -350,6 +351,8 @@ def main(argv=None):
                         f"with at least {FULL_MIN_SAMPLES} samples, whole training folds (default folds 1-3), each "
                         f"method also fitted on a stratified {SUBSET_ROWS}-row subset of the same fold, and the "
                         "check that a gain over Euclidean on the subset is not a loss on the whole fold")
+    p.add_argument("--sizes", default="subset,full",
+                   help="--tier full: which training sizes to fit (subset, full or both; default both)")
     args = p.parse_args(argv)
     if args.tier == "full":
         return main_full(args, split)
@@ -453,8 +456,11 @@ def main_full(args, split):
     cache, code = ResultCache(args.cache), code_hash()
     per_size, fit_s = {}, {}
     t_start = time.perf_counter()
+    sizes = [sz.strip() for sz in args.sizes.split(",")]
     for size, cap in (("subset", SUBSET_ROWS), ("full", 0)):
         per_size[size], fit_s[size] = {}, {}
+        if size not in sizes:
+            continue
         for name in datasets:
             ds, _ = load_data(name, args.data, 10, FULL_MIN_SAMPLES - 1, cap)
             fold_ids = [int(f) for f in (args.folds or "1,2,3").split(",") if int(f) <= len(ds.folds)]
