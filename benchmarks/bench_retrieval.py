@@ -88,7 +88,8 @@ def run(n, d, n_classes, ks, max_r, sample, seed=0, n_references=None, second_ca
     ref = brute_force(X, y, queries, ks, max_r, gallery)
     # float32 distances on the device: a near tie may swap two neighbours, so report, don't hide, the differences
     diff = np.nanmax(np.abs(ours - ref)) if len(queries) else 0.0
-    row = dict(n=n, references=n_references or n, d=d, n_classes=n_classes, max_r=max_r, first_call_s=first, second_call_s=second,
+    row = dict(n=n, references=n_references or n, d=d, n_classes=n_classes, max_r=max_r, first_call_s=first,
+               second_call_s=second,
                precision_at_1=s["precision_at_1"], r_precision=s["r_precision"], map_at_r=s["map_at_r"],
                sample=len(queries), max_abs_diff_vs_brute_force=float(diff),
                queries_differing=int(np.sum(np.nanmax(np.abs(ours - ref), axis=1) > 1e-6)),
