@@ -67,7 +67,9 @@ def test_combined_and_callable_losses(iris, rng):
     m = jaxdml.fit(X, y, loss={"lmnn": 1.0, "nca": 0.5}, max_iter=30)
     prob = jaxdml.make_problem(X, y, n_neighbors=3)
     L = jnp.asarray(m.L, jnp.float32)
-    reg = jaxdml.get_method("nca").defaults["reg"]  # a named loss brings its method's defaults
+    # a named loss brings its method's defaults: NCA's reg="auto" is its penalty on this (small) data
+    assert jaxdml.get_method("nca").defaults["reg"] == "auto"
+    from jaxdml.methods._nca import NCA_REG as reg
     # compiled (op-by-op dispatch takes seconds, tens under coverage)
     expect = float(jax.jit(losses.lmnn)(L, prob)) + 0.5 * float(jax.jit(losses.nca)(L, prob, reg=reg))
     assert abs(m.loss - expect) < 1e-3 * max(1, abs(expect))
@@ -77,6 +79,23 @@ def test_combined_and_callable_losses(iris, rng):
 
     m2 = jaxdml.fit(X, y, loss=my_loss, weight=0.05, max_iter=30)
     assert m2.method == "my_loss" and m2.loss < float(jax.jit(my_loss)(jnp.eye(4), prob, weight=0.05))
+
+
+@pytest.mark.slow  # LMNN's active set starts above 4096 rows
+def test_weighted_losses_take_the_driver_above_the_lmnn_route():
+    """A weighted loss is minimised as written, whatever its first part's large-data route: LMNN's
+    active set minimises plain LMNN, so ``{"lmnn": w, ...}`` above 4096 rows takes the driver (it
+    raised a TypeError there before). The reported loss is the weighted sum at the returned map."""
+    from sklearn.exceptions import ConvergenceWarning
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(4200, 3))
+    y = (X[:, 0] > 0).astype(int) + (X[:, 1] > 0)
+    for loss in ({"lmnn": 1.0, "nca": 0.5}, {"lmnn": 2.0}):
+        with pytest.warns(ConvergenceWarning):  # 5 driver steps (the active set counts outer passes)
+            m = jaxdml.fit(X, y, loss=loss, max_iter=5, random_state=0)
+        assert m.method == "+".join(loss) and m.n_iter == 5
+        assert np.all(np.isfinite(m.L)) and np.isfinite(m.loss)
 
 
 def test_gradient_of_a_loss_composes(iris):

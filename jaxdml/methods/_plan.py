@@ -256,6 +256,7 @@ def plan(spec: LossSpec, name: str, X, codes, n_classes, *, n_components, random
         random_state=random_state, devices=devices, hyper=hyper, problem_fn=problem_fn)
     if weights is not None:
         hyper["weights"] = jnp.asarray(weights)
+    resolve_auto_hyper(spec, hyper, n, optimizer)  # before a route too: its solver gets numbers
     if probe:
         _check_callable(spec.fn, problem, params0, hyper)
     common = dict(name=name, fn=spec.fn, param=spec.param, problem=problem, params0=params0, pre=pre, tol=tol,
@@ -265,7 +266,6 @@ def plan(spec: LossSpec, name: str, X, codes, n_classes, *, n_components, random
     if route is not None:  # the route's solver reads what it needs from the plan
         return GradientPlan(optimizer=None, projection=None, learning_rate=None, max_iter=max_iter,
                             batch_size=None, n_candidates=None, key=None, **common)
-    resolve_auto_hyper(spec, hyper, n, optimizer)
     spec = large_data(spec, n, optimizer, max_iter)
     optimizer = resolve_optimizer(optimizer, spec)
     if projection == "auto":

@@ -141,8 +141,9 @@ def _combined(loss: dict) -> Method:
     )
     constraints = {k: v for r in records for k, v in r.constraints.items()}
     defaults = {k: v for r in records for k, v in r.defaults.items()}
-    return gradient_method("+".join(names), spec, defaults=defaults, constraints=constraints, weights=tuple(weights),
-                           route=records[0].route)
+    # no route: a route's solver (LMNN's active set) minimises its own method's unweighted objective, not
+    # a weighted sum, so every weighted loss takes the driver
+    return gradient_method("+".join(names), spec, defaults=defaults, constraints=constraints, weights=tuple(weights))
 
 
 def resolve(loss) -> Method:
