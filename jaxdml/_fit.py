@@ -49,7 +49,8 @@ def fit(
         A registered method name (see :func:`jaxdml.methods`: ``"nca"``, ``"lmnn"``,
         ``"lmnn_metric"``, ``"pca"``, ``"lda"``, ..., or one added with
         :func:`jaxdml.register_method`), a weighted combination of gradient losses
-        such as ``{"lmnn": 1.0, "nca": 0.5}``, or a callable ``f(L, problem) -> scalar``.
+        such as ``{"lmnn": 1.0, "nca": 0.5}`` (minimised by the optax driver, never by a method's own
+        large-data solver such as LMNN's active set), or a callable ``f(L, problem) -> scalar``.
     n_components : int, optional
         Output dimension (rows of ``L``). Default: full dimension (LDA: ``n_classes - 1``).
     max_iter : int, optional
