@@ -116,20 +116,20 @@ def resolve_auto_hyper(spec: LossSpec, hyper: dict, n: int, optimizer) -> None:
     """Hyper-parameters left at ``"auto"`` take the value of the path the fit takes (in place): the
     large-data one (``spec.large["hyper"]``: above ``large_n`` samples, the method's own optimizer)
     or the default one (``spec.auto_hyper``)."""
-    big = _large_applies(spec, n, optimizer)
+    big = optimizer is None and _above_large_n(spec, n)
     for key, value in spec.auto_hyper.items():
         if isinstance(hyper.get(key), str) and hyper[key] == "auto":
             hyper[key] = spec.large["hyper"].get(key, value) if big and "hyper" in spec.large else value
 
 
-def _large_applies(spec: LossSpec, n: int, optimizer) -> bool:
-    """Whether the large-data defaults are in force: above ``large_n`` and the method's own optimizer."""
-    return spec.large_n is not None and n > spec.large_n and bool(spec.large) and optimizer is None
+def _above_large_n(spec: LossSpec, n: int) -> bool:
+    """Whether the method has large-data defaults and ``n`` samples call for them."""
+    return spec.large_n is not None and n > spec.large_n and bool(spec.large)
 
 
 def large_data(spec: LossSpec, n: int, optimizer, max_iter) -> LossSpec:
     """The method's large-data defaults replace what the user left unset (above ``large_n``)."""
-    if spec.large_n is None or n <= spec.large_n or not spec.large:
+    if not _above_large_n(spec, n):
         return spec
     big = spec.large
     if optimizer is None:
