@@ -157,6 +157,16 @@ def test_fit_picks_the_large_data_path_by_itself(rng):
         sub = jaxdml.make_problem(X[:2000], y[:2000])
         f = jax.jit(getattr(losses, loss))  # one program for both evaluations
         assert float(f(jnp.asarray(m.M), sub)) < float(f(jnp.eye(8), sub))
+    # LMNN's convex form: full-batch projected Adam up to 4096 samples, 256 anchors above (against
+    # 1024 sampled impostor candidates above 8192); the steps lower the exact objective
+    m = jaxdml.fit(X[:4097], y[:4097], loss="lmnn_metric", max_iter=2)
+    assert m.info["batch_size"] == 256 and m.info["n_candidates"] is None
+    assert jaxdml.fit(X[:4096], y[:4096], loss="lmnn_metric", max_iter=2).info["batch_size"] is None
+    m = jaxdml.fit(X[:10500], y[:10500], loss="lmnn_metric", max_iter=30)
+    assert m.info["batch_size"] == 256 and m.info["n_candidates"] == 1024
+    sub = jaxdml.make_problem(X[:2000], y[:2000], n_neighbors=3)
+    f = jax.jit(losses.lmnn_metric)
+    assert float(f(jnp.asarray(m.M), sub)) < float(f(jnp.eye(8), sub))
 
 
 SCRIPT = textwrap.dedent("""

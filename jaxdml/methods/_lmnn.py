@@ -83,11 +83,13 @@ LMNN_METHOD = gradient_method(
     defaults=LMNN_DEFAULTS, constraints={**LMNN_CONSTRAINTS, **BLOCK_ELEMENTS}, estimator="LMNN",
     route=ACTIVE_SET_ROUTE,
 )
-# the convex problem in M: projected Adam steps
+# the convex problem in M: projected Adam steps; above 4096 samples 1000 steps of 256 anchors (each
+# step's cost no longer grows with N), with impostors sampled as LMNN's minibatch path samples them
 LMNN_METRIC_METHOD = gradient_method(
     "lmnn_metric",
     LossSpec(lmnn_metric, "M", needs=frozenset({"targets"}), optimizer="adam", learning_rate=1e-2, max_iter=300,
-             projection="psd"),
+             projection="psd", large_n=4096, large=dict(max_iter=1000, batch_size=256), candidates_above=8192,
+             n_candidates=1024),
     defaults=LMNN_DEFAULTS, constraints={**LMNN_CONSTRAINTS, **BLOCK_ELEMENTS}, estimator="LMNN",
 )
 
@@ -121,8 +123,11 @@ class LMNN(GradientMetricLearner):
         ``optimizer``, ``batch_size`` or ``n_candidates`` (or ``devices``) selects the former
         paths instead: e.g. ``optimizer="lbfgs"`` is L-BFGS on the exact full objective,
         ``optimizer="adam"`` Adam on 256-anchor minibatches for 1000 steps (with 1024 sampled
-        impostor candidates per step above 8192 samples), which is also the default above
-        100 000 samples, where an exact O(N^2) search per refresh is too slow on a CPU.
+        impostor candidates per step above 8192 samples). Above 100 000 samples the active set
+        runs on a class-stratified subsample of 50 000 rows (an exact O(N^2) search per refresh is
+        too slow on a CPU; ``result_.info["subsample"]``). ``solver="projected"``: 300 projected
+        Adam steps on the full objective; above 4096 samples 1000 steps of 256 anchors (with 1024
+        sampled impostor candidates per step above 8192 samples).
 
     Examples
     --------
