@@ -15,7 +15,8 @@ import jaxdml
 from jaxdml.exceptions import ConvergenceWarning
 from jaxdml.losses import cmoml, odml, ordered_chains
 from jaxdml.linalg import pairwise_sq_dists
-from jaxdml.methods._ordinal import _problem, nearest_neighbourhoods, odml_neighbourhoods
+from jaxdml.methods._ordinal import (_problem, _searched_problem, nearest_neighbourhoods, nearest_search,
+                                     odml_neighbourhoods, odml_search)
 
 _sq_dists = functools.partial(pairwise_sq_dists, xp=np)  # the squared distances the exact path searches
 
@@ -125,6 +126,25 @@ def _chains(Z, y, size):
     D = _sq_dists(np.asarray(Z, dtype=np.float64))
     nb = np.argsort(D + np.diag(np.full(len(Z), np.inf)), axis=1, kind="stable")[:, :size]
     return sum(ordered_chains(D[i, nb[i]], y[nb[i]] - y[i], 3) for i in range(len(Z)))
+
+
+@pytest.mark.parametrize("which", ["odml", "cmoml"])
+def test_the_blockwise_search_gives_the_distance_matrix_problem(rng, x64, which):
+    # LODML and CMOML search neighbourhoods blockwise (no n x n distance matrix): the same problem as
+    # the one built from the full matrix (the same neighbours, ties included, and scale)
+    X, y = _graded(rng, n=50)
+    X[7], X[12] = X[3], X[3]  # equal distances: the lowest index first on both paths
+    t = y.astype(float)
+    if which == "cmoml":
+        search, hood = functools.partial(nearest_search, size=10), functools.partial(nearest_neighbourhoods, size=10)
+    else:
+        search = functools.partial(odml_search, n_targets=3, n_impostors=5)
+        hood = functools.partial(odml_neighbourhoods, n_targets=3, n_impostors=5)
+    (a, _, ca), (b, _, cb) = _searched_problem(X, t, X, search, "auto"), _problem(X, t, _sq_dists(X), hood, "auto")
+    np.testing.assert_array_equal(a.neighbours, b.neighbours)
+    np.testing.assert_array_equal(a.neighbour_mask, b.neighbour_mask)
+    assert ca == pytest.approx(cb, rel=1e-12)
+    np.testing.assert_allclose(a.X, b.X, rtol=1e-12)
 
 
 @pytest.mark.parametrize("name, kernel", [("lodml", jaxdml.KODML),

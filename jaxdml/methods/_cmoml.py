@@ -32,7 +32,7 @@ def _hood(neighborhood_size, chain_size):
 
 def _cmoml(X, y, n_classes, *, chain_size, neighborhood_size, temperature, **kw):
     _check_size(X, neighborhood_size, chain_size, "cmoml")
-    return solve_linear(cmoml, "cmoml", _hood(neighborhood_size, chain_size), X, y,
+    return solve_linear(cmoml, "cmoml", functools.partial(nearest_search, size=int(neighborhood_size)), X, y,
                         hyper=dict(chain_size=int(chain_size), temperature=float(temperature)), **kw)
 
 

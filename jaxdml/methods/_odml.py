@@ -32,7 +32,8 @@ def _hood(n_targets, n_impostors):
 
 
 def _lodml(X, y, n_classes, *, n_targets, n_impostors, alpha, margin, weighted, **kw):
-    return solve_linear(odml, "lodml", _hood(n_targets, n_impostors), X, y,
+    search = functools.partial(odml_search, n_targets=int(n_targets), n_impostors=int(n_impostors))
+    return solve_linear(odml, "lodml", search, X, y,
                         hyper=dict(alpha=float(alpha), margin=float(margin), weighted=bool(weighted)), **kw)
 
 

@@ -20,7 +20,6 @@ from .._padding import bucket_size, pad_neighbourhoods, resolve_bucket
 from .._runtime import to_device
 from .._validation import Interval, Options
 from ..kernels import check_kernel_params, feature_space_sq_dists, kernel_matrix
-from ..linalg import pairwise_sq_dists
 from ..losses._ordinal import OrdinalProblem
 from ..neighbors import knn_search, other_class_neighbors, same_class_neighbors
 from ..solvers._driver import make_optimizer, minimize
@@ -146,11 +145,12 @@ def _minimize(loss, params0, problem, name, *, max_iter, tol, optimizer, learnin
     return res, n_iter, hist
 
 
-def solve_linear(loss, name, hood, X, y, *, n_components, random_state, max_iter, tol, verbose, init="auto",
+def solve_linear(loss, name, search, X, y, *, n_components, random_state, max_iter, tol, verbose, init="auto",
                  optimizer=None, learning_rate=None, pad_to="auto", default_iter=200, hyper=None):
-    """Learn ``L`` on ``X``: neighbourhoods by Euclidean distance, then ``loss`` by L-BFGS."""
+    """Learn ``L`` on ``X``: neighbourhoods by ``search(X, t)`` (Euclidean, blockwise: memory ``O(block n)``,
+    no n x n distance matrix), then ``loss`` by L-BFGS."""
     t = check_grades(y, name)
-    problem, bucket, c = _problem(X, t, pairwise_sq_dists(X, xp=np), hood, pad_to)
+    problem, bucket, c = _searched_problem(X, t, X, search, pad_to)
     L0 = initial_components(init, X, None, 0, n_components, random_state)
     if not isinstance(init, str):  # a given map keeps its embedding; "identity"/"pca"/"random"
         L0 = L0 * c                        # act on the rescaled data (the Euclidean distance up to scale)
