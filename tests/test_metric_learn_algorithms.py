@@ -253,6 +253,49 @@ def test_mlkr_gradient_matches_finite_differences():
         assert np.isfinite(float(mlkr(100.0 * L, prob)))
 
 
+def test_mlkr_blocks_minibatches_and_candidates_follow_the_formula():
+    # the blockwise loss (several anchor blocks, the last one padded) is the dense formula, with
+    # the same gradient; anchors restrict the predicted rows, candidates the rows predicting them
+    import jax
+
+    from jaxdml.losses import RegressionProblem, mlkr
+
+    rng = np.random.default_rng(1)
+    X, t = rng.normal(size=(40, 3)), rng.normal(size=40)
+    L = 0.7 * rng.normal(size=(2, 3))
+    anchors, cands = np.array([3, 17, 17, 39]), np.array([0, 3, 5, 8, 21, 30])
+    Z = X @ L.T
+
+    def predicted(a, c):
+        K = np.exp(-((Z[a][:, None] - Z[c][None]) ** 2).sum(-1)) * (a[:, None] != c[None, :])
+        return np.mean((t[a] - K @ t[c] / K.sum(1)) ** 2)
+
+    with jax.enable_x64(True):
+        prob = RegressionProblem(jax.numpy.asarray(X), jax.numpy.asarray(t), jax.numpy.ones(40))
+        value = jax.jit(mlkr, static_argnames="block_elements")
+        grad = jax.jit(jax.grad(mlkr), static_argnames="block_elements")
+        assert abs(float(value(L, prob, block_elements=7 * 40)) - _naive_mlkr(L, X, t)) < 1e-12
+        np.testing.assert_allclose(grad(L, prob, block_elements=7 * 40), grad(L, prob), rtol=1e-10, atol=1e-13)
+        assert abs(float(value(L, prob, anchors=anchors)) - predicted(anchors, np.arange(40))) < 1e-12
+        got = float(value(L, prob, anchors=anchors, candidates=cands))
+        assert abs(got - predicted(anchors, cands)) < 1e-12
+
+
+def test_mlkr_fits_a_random_subsample_above_max_rows():
+    rng = np.random.default_rng(2)
+    X = rng.uniform(size=(300, 4))
+    y = X[:, 0] - X[:, 1] ** 2 + 0.05 * rng.normal(size=300)
+    kw = dict(loss="mlkr", early_stopping=False, random_state=3, max_iter=5)
+    res = jaxdml.fit(X, y, max_rows=120, **kw)
+    assert res.info["subsample"] and res.info["n_fitted_rows"] == 120
+    keep = np.sort(np.random.RandomState(3).choice(300, 120, replace=False))
+    np.testing.assert_array_equal(res.L, jaxdml.fit(X[keep], y[keep], max_rows=None, **kw).L)
+    whole = jaxdml.fit(X, y, **kw)  # "auto" keeps every row of a small data set
+    assert not whole.info["subsample"] and whole.info["n_fitted_rows"] == 300
+    with pytest.raises(ValueError, match="max_rows"):
+        jaxdml.MLKR(max_rows=5).fit(X, y)
+
+
 def _diabetes_r2(est):
     from sklearn.datasets import load_diabetes
     from sklearn.model_selection import KFold, cross_val_score

@@ -7,6 +7,9 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
+from .. import linalg
+from ._common import masked_softmax_parts, n_anchors, n_valid, other_real_columns, pair_columns, row_block
+
 __all__ = ["RegressionProblem", "mlkr"]
 
 
@@ -25,7 +28,7 @@ class RegressionProblem(NamedTuple):
     sample_mask: jax.Array
 
 
-def mlkr(L, problem: RegressionProblem, *, anchors=None):
+def mlkr(L, problem: RegressionProblem, *, anchors=None, candidates=None, block_elements: int | None = None):
     r"""Mean leave-one-out squared error of Nadaraya-Watson kernel regression under ``L``.
 
     .. math::
@@ -36,16 +39,23 @@ def mlkr(L, problem: RegressionProblem, *, anchors=None):
 
     The kernel weights are a softmax over ``j != i`` of ``-||L(x_i - x_j)||^2`` (log-sum-exp
     stabilised, so distant points cannot underflow every weight). Padding rows (``sample_mask``
-    0) are neither predicted nor used as neighbours; ``anchors`` restricts the predicted rows.
+    0) are neither predicted nor used as neighbours; ``anchors`` restricts the predicted rows and
+    ``candidates`` the rows they are predicted from (a sampled approximation). Anchors are processed
+    in row blocks (``block_elements`` bounds the pairwise entries held at once; blocks are
+    rematerialised in the backward pass), so memory is O(block * n), never n x n.
     """
-    Z = problem.X @ L.T
-    mask = problem.sample_mask
-    idx = jnp.arange(Z.shape[0]) if anchors is None else anchors
-    Za = Z[idx]
-    d2 = jnp.sum(Za * Za, axis=1)[:, None] + jnp.sum(Z * Z, axis=1)[None, :] - 2.0 * Za @ Z.T
-    valid = (mask[None, :] > 0) & (idx[:, None] != jnp.arange(Z.shape[0])[None, :])
-    logits = jnp.where(valid, -jnp.maximum(d2, 0.0), -jnp.inf)
-    weights = jax.nn.softmax(logits, axis=1)
-    t_hat = weights @ problem.t
-    wa = mask[idx]
-    return jnp.sum(wa * (problem.t[idx] - t_hat) ** 2) / jnp.maximum(jnp.sum(wa), 1.0)
+    X, t, mask = problem.X, problem.t, problem.sample_mask
+    n = X.shape[0]
+    view = linalg.metric_view(L, X, "L", lazy=candidates is not None)
+    cols, col_ids = pair_columns(candidates, n)
+
+    def block(rows, valid):
+        D = linalg.view_sq_dists(view, rows, candidates)
+        w = masked_softmax_parts(-D, other_real_columns(mask, rows, cols, col_ids, n))
+        t_hat = (w @ t[cols]) / jnp.maximum(jnp.sum(w, axis=1), jnp.finfo(w.dtype).tiny)
+        return jnp.sum(mask[rows] * valid * (t[rows] - t_hat) ** 2)
+
+    m = n_anchors(problem, anchors)
+    total = linalg.sum_over_blocks(block, m, row_block(problem, col_ids.shape[0], block_elements, anchors),
+                                   rows=anchors)
+    return total / n_valid(problem, anchors)
