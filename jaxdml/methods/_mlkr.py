@@ -193,8 +193,8 @@ _CONSTRAINTS = {"early_stopping": ["boolean"],
                 "max_rows": [Options({"auto"}), Interval(numbers.Integral, 20, None), None]}
 
 MLKR_METHOD = Method("mlkr", "L", _mlkr, settings=frozenset({"init", "optimizer", "learning_rate", "pad_to"}),
-                     defaults=dict(early_stopping=True, validation_fraction=0.2, max_rows="auto"), constraints=_CONSTRAINTS,
-                     estimator="MLKR", labels=False)
+                     defaults=dict(early_stopping=True, validation_fraction=0.2, max_rows="auto"),
+                     constraints=_CONSTRAINTS, estimator="MLKR", labels=False)
 
 _INIT = [Options({"auto", "identity", "pca", "random"}), "array-like"]
 
