@@ -164,6 +164,25 @@ def test_fit_converges_and_kernel_version_with_linear_kernel_equals_it(rng, x64,
     np.testing.assert_allclose(_sq_dists(ker.transform(X)), D_lin, rtol=1e-5, atol=1e-6 * D_lin.max())
 
 
+@pytest.mark.filterwarnings("ignore::jaxdml.exceptions.ConvergenceWarning")
+def test_max_rows_fits_a_grade_stratified_subsample(rng):
+    from jaxdml.solvers._lmnn_active import stratified_subsample
+
+    X, y = _graded(rng, n=120)
+    kw = dict(max_iter=3, random_state=0)
+    keep = stratified_subsample(np.unique(y, return_inverse=True)[1], 60, 0, min_per_class=11)
+    for name, extra in (("lodml", {}), ("kcmoml", dict(neighborhood_size=10))):
+        sub = jaxdml.fit(X, y, loss=name, max_rows=60, **extra, **kw)
+        assert sub.info["subsample"] and sub.info["n_fitted_rows"] == 60
+        if name == "lodml":  # each grade keeps n_targets + 1 rows; the rows are the stratified subsample's
+            ref = jaxdml.fit(X[keep], y[keep], loss=name, max_rows=None, **kw)
+            np.testing.assert_array_equal(sub.L, ref.L)
+        whole = jaxdml.fit(X, y, loss=name, **extra, **kw)  # "auto" keeps every row of a small data set
+        assert not whole.info["subsample"] and whole.info["n_fitted_rows"] == 120
+    with pytest.raises(ValueError, match="max_rows"):
+        jaxdml.CMOML(max_rows=5).fit(X, y)
+
+
 def test_non_convergence_is_reported(rng):
     X, y = _graded(rng, n=40)
     with pytest.warns(ConvergenceWarning):

@@ -10,19 +10,20 @@ from ..losses._ordinal import cmoml
 from ._base import KernelMetricLearner
 from ._odml import _COMMON, _OrdinalLearner
 from ._landmarks import N_LANDMARKS_DOC
-from ._ordinal import (KERNEL_INIT, KERNEL_SETTINGS, LINEAR_SETTINGS, UNBOUNDED, nearest_neighbourhoods, nearest_search,
-                       solve_kernel, solve_linear)
+from ._ordinal import (KERNEL_INIT, KERNEL_SETTINGS, LINEAR_SETTINGS, MAX_ROWS, MAX_ROWS_DOC, UNBOUNDED,
+                       nearest_neighbourhoods, nearest_search, solve_kernel, solve_linear)
 from ._record import KERNEL_CONSTRAINTS, Method
 
 __all__ = ["CMOML", "KCMOML", "CMOML_METHOD", "KCMOML_METHOD"]
 
 #: chains of 3 in neighbourhoods of 50 (pyDML's CMOML defaults); comparisons softened at 0.1 of the
 #: neighbourhood's mean squared distance; L-BFGS, at most 200 iterations
-CMOML_DEFAULTS = dict(chain_size=3, neighborhood_size=50, temperature=0.1)
+CMOML_DEFAULTS = dict(chain_size=3, neighborhood_size=50, temperature=0.1, max_rows="auto")
 CMOML_CONSTRAINTS = {
     "chain_size": [Interval(numbers.Integral, 2, None)],
     "neighborhood_size": [Interval(numbers.Integral, 2, None)],
     "temperature": [Interval(numbers.Real, 0, None, closed="neither")],
+    "max_rows": MAX_ROWS,
 }
 
 
@@ -30,16 +31,18 @@ def _hood(neighborhood_size, chain_size):
     return functools.partial(nearest_neighbourhoods, size=int(neighborhood_size))
 
 
-def _cmoml(X, y, n_classes, *, chain_size, neighborhood_size, temperature, **kw):
+def _cmoml(X, y, n_classes, *, chain_size, neighborhood_size, temperature, max_rows="auto", **kw):
     _check_size(X, neighborhood_size, chain_size, "cmoml")
     return solve_linear(cmoml, "cmoml", functools.partial(nearest_search, size=int(neighborhood_size)), X, y,
-                        hyper=dict(chain_size=int(chain_size), temperature=float(temperature)), **kw)
+                        max_rows=max_rows, hyper=dict(chain_size=int(chain_size), temperature=float(temperature)),
+                        **kw)
 
 
-def _kcmoml(X, y, n_classes, *, chain_size, neighborhood_size, temperature, **kw):
+def _kcmoml(X, y, n_classes, *, chain_size, neighborhood_size, temperature, max_rows="auto", **kw):
     _check_size(X, neighborhood_size, chain_size, "kcmoml")
     return solve_kernel(cmoml, "kcmoml", _hood(neighborhood_size, chain_size), X, y,
-                        search=functools.partial(nearest_search, size=int(neighborhood_size)), hyper=dict(chain_size=int(chain_size), temperature=float(temperature)), **kw)
+                        search=functools.partial(nearest_search, size=int(neighborhood_size)), max_rows=max_rows,
+                        hyper=dict(chain_size=int(chain_size), temperature=float(temperature)), **kw)
 
 
 def _check_size(X, size, chain_size, name):
@@ -59,7 +62,7 @@ KCMOML_METHOD = Method(
 
 
 class CMOML(_OrdinalLearner):
-    r"""Chain Maximising Ordinal Metric Learning, for targets that are ordered integer grades.
+    __doc__ = r"""Chain Maximising Ordinal Metric Learning, for targets that are ordered integer grades.
 
     In each sample's neighbourhood (its ``neighborhood_size`` nearest samples) sorted by
     distance, a chain is a run of ``chain_size`` neighbours on one side of the sample's grade whose
@@ -80,7 +83,9 @@ class CMOML(_OrdinalLearner):
     init : {"auto", "identity", "pca", "random"} or ndarray, default="auto"
     max_iter : int, default=None (200)
     tol : float, default=1e-5
+    """ + MAX_ROWS_DOC + r"""
     random_state : int, RandomState or None
+        Seeds the subsample and ``init="random"``.
     verbose : int, default=0
 
     Notes
@@ -111,7 +116,8 @@ class CMOML(_OrdinalLearner):
                               "init": [Options({"auto", "identity", "pca", "random"}), "array-like"]}
 
     def __init__(self, n_components=None, *, chain_size=3, neighborhood_size=50, temperature=0.1, init="auto",
-                 max_iter=None, tol=1e-5, random_state=None, verbose=0):
+                 max_iter=None, tol=1e-5, max_rows="auto", random_state=None, verbose=0):
+        self.max_rows = max_rows
         self.n_components = n_components
         self.chain_size = chain_size
         self.neighborhood_size = neighborhood_size
@@ -141,8 +147,9 @@ class KCMOML(KernelMetricLearner, _OrdinalLearner):
     max_iter : int, default=None (200)
     tol : float, default=1e-5""" + N_LANDMARKS_DOC + """
         On landmarks the loss runs on the Nystrom features (neighbourhoods as :class:`KODML`'s).
+    """ + MAX_ROWS_DOC + """
     random_state : int, RandomState or None
-        Seeds the choice of landmarks.
+        Seeds the subsample and the choice of landmarks.
     verbose : int, default=0
 
     Examples
@@ -163,7 +170,8 @@ class KCMOML(KernelMetricLearner, _OrdinalLearner):
 
     def __init__(self, n_components=None, *, kernel="linear", gamma=None, degree=3, coef0=1.0, chain_size=3,
                  neighborhood_size=50, temperature=0.1, init="auto", max_iter=None, tol=1e-5, n_landmarks="auto",
-                 random_state=None, verbose=0):
+                 max_rows="auto", random_state=None, verbose=0):
+        self.max_rows = max_rows
         self.n_components = n_components
         self.kernel = kernel
         self.gamma = gamma

@@ -9,8 +9,8 @@ from .._validation import Interval, Options
 from ..losses._ordinal import odml
 from ._base import BaseMetricLearner, KernelMetricLearner
 from ._landmarks import N_LANDMARKS_DOC
-from ._ordinal import (KERNEL_INIT, KERNEL_SETTINGS, LINEAR_SETTINGS, POSITIVE_INT, UNBOUNDED, odml_neighbourhoods,
-                       odml_search, solve_kernel, solve_linear)
+from ._ordinal import (KERNEL_INIT, KERNEL_SETTINGS, LINEAR_SETTINGS, MAX_ROWS, MAX_ROWS_DOC, POSITIVE_INT, UNBOUNDED,
+                       odml_neighbourhoods, odml_search, solve_kernel, solve_linear)
 from ._record import KERNEL_CONSTRAINTS, Method
 
 __all__ = ["LODML", "KODML", "LODML_METHOD", "KODML_METHOD"]
@@ -19,11 +19,11 @@ __all__ = ["LODML", "KODML", "LODML_METHOD", "KODML_METHOD"]
 #: other-grade samples and triplets weighted by their grade-gap difference, chosen on the diabetes data
 #: with 5 grades (benchmarks/bench_ordinal.py --dataset diabetes-5; this loss with pyDML's k = 5,
 #: v = 15, unweighted, was worse than Euclidean there); L-BFGS, at most 200 iterations
-ODML_DEFAULTS = dict(n_targets=10, n_impostors=40, alpha=0.01, margin=1.0, weighted=True)
+ODML_DEFAULTS = dict(n_targets=10, n_impostors=40, alpha=0.01, margin=1.0, weighted=True, max_rows="auto")
 ODML_CONSTRAINTS = {
     "n_targets": POSITIVE_INT, "n_impostors": POSITIVE_INT,
     "alpha": [Interval(numbers.Real, 0, None)], "margin": [Interval(numbers.Real, 0, None, closed="neither")],
-    "weighted": ["boolean"],
+    "weighted": ["boolean"], "max_rows": MAX_ROWS,
 }
 
 
@@ -31,15 +31,16 @@ def _hood(n_targets, n_impostors):
     return functools.partial(odml_neighbourhoods, n_targets=int(n_targets), n_impostors=int(n_impostors))
 
 
-def _lodml(X, y, n_classes, *, n_targets, n_impostors, alpha, margin, weighted, **kw):
+def _lodml(X, y, n_classes, *, n_targets, n_impostors, alpha, margin, weighted, max_rows="auto", **kw):
     search = functools.partial(odml_search, n_targets=int(n_targets), n_impostors=int(n_impostors))
-    return solve_linear(odml, "lodml", search, X, y,
+    return solve_linear(odml, "lodml", search, X, y, max_rows=max_rows, min_per_grade=int(n_targets) + 1,
                         hyper=dict(alpha=float(alpha), margin=float(margin), weighted=bool(weighted)), **kw)
 
 
-def _kodml(X, y, n_classes, *, n_targets, n_impostors, alpha, margin, weighted, **kw):
+def _kodml(X, y, n_classes, *, n_targets, n_impostors, alpha, margin, weighted, max_rows="auto", **kw):
     search = functools.partial(odml_search, n_targets=int(n_targets), n_impostors=int(n_impostors))
-    return solve_kernel(odml, "kodml", _hood(n_targets, n_impostors), X, y, search=search,
+    return solve_kernel(odml, "kodml", _hood(n_targets, n_impostors), X, y, search=search, max_rows=max_rows,
+                        min_per_grade=int(n_targets) + 1,
                         hyper=dict(alpha=float(alpha), margin=float(margin), weighted=bool(weighted)), **kw)
 
 
@@ -70,7 +71,7 @@ class _OrdinalLearner(BaseMetricLearner):
 
 
 class LODML(_OrdinalLearner):
-    r"""Linear Ordinal Distance Metric Learning, for targets that are ordered integer grades.
+    __doc__ = r"""Linear Ordinal Distance Metric Learning, for targets that are ordered integer grades.
 
     Minimises :func:`jaxdml.losses.odml` over ``L`` by L-BFGS:
     :math:`\alpha\,\mathrm{tr}(L^T L)` plus the (grade-gap weighted) mean hinge
@@ -97,7 +98,9 @@ class LODML(_OrdinalLearner):
     init : {"auto", "identity", "pca", "random"} or ndarray, default="auto"
     max_iter : int, default=None (200)
     tol : float, default=1e-5
+    """ + MAX_ROWS_DOC + r"""
     random_state : int, RandomState or None
+        Seeds the subsample and ``init="random"``.
     verbose : int, default=0
 
     Attributes
@@ -137,7 +140,8 @@ class LODML(_OrdinalLearner):
                               "init": [Options({"auto", "identity", "pca", "random"}), "array-like"]}
 
     def __init__(self, n_components=None, *, n_targets=10, n_impostors=40, alpha=0.01, margin=1.0, weighted=True,
-                 init="auto", max_iter=None, tol=1e-5, random_state=None, verbose=0):
+                 init="auto", max_iter=None, tol=1e-5, max_rows="auto", random_state=None, verbose=0):
+        self.max_rows = max_rows
         self.n_components = n_components
         self.n_targets = n_targets
         self.n_impostors = n_impostors
@@ -173,8 +177,9 @@ class KODML(KernelMetricLearner, _OrdinalLearner):
     tol : float, default=1e-5""" + N_LANDMARKS_DOC + """
         On landmarks the loss runs on the Nystrom features (neighbourhoods by a blockwise search: the
         exact feature-space ones for the rbf and linear kernels, the features' for the others).
+    """ + MAX_ROWS_DOC + """
     random_state : int, RandomState or None
-        Seeds the choice of landmarks.
+        Seeds the subsample and the choice of landmarks.
     verbose : int, default=0
 
     Examples
@@ -195,7 +200,8 @@ class KODML(KernelMetricLearner, _OrdinalLearner):
 
     def __init__(self, n_components=None, *, kernel="linear", gamma=None, degree=3, coef0=1.0, n_targets=10,
                  n_impostors=40, alpha=0.01, margin=1.0, weighted=True, init="auto", max_iter=None, tol=1e-5,
-                 n_landmarks="auto", random_state=None, verbose=0):
+                 n_landmarks="auto", max_rows="auto", random_state=None, verbose=0):
+        self.max_rows = max_rows
         self.n_components = n_components
         self.kernel = kernel
         self.gamma = gamma

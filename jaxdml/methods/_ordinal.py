@@ -24,12 +24,13 @@ from ..losses._ordinal import OrdinalProblem
 from ..neighbors import knn_search, other_class_neighbors, same_class_neighbors
 from ..solvers._driver import make_optimizer, minimize
 from ..solvers._init import initial_components
+from ..solvers._lmnn_active import stratified_subsample
 from ..solvers._result import KernelFittedMetric
 from ._gradient import finish
 from ._klmnn import kernel_basis
 from ._landmarks import landmark_result, nystrom, resolve_landmarks
 
-__all__ = ["check_grades", "odml_neighbourhoods", "nearest_neighbourhoods", "odml_search", "nearest_search",
+__all__ = ["check_grades", "fitted_rows", "ORDINAL_MAX_ROWS", "MAX_ROWS", "MAX_ROWS_DOC", "odml_neighbourhoods", "nearest_neighbourhoods", "odml_search", "nearest_search",
            "solve_linear", "solve_kernel",
            "UNBOUNDED", "LINEAR_SETTINGS", "KERNEL_SETTINGS", "KERNEL_INIT"]
 
@@ -39,6 +40,28 @@ LINEAR_SETTINGS = frozenset({"init", "optimizer", "learning_rate", "pad_to"})
 KERNEL_SETTINGS = frozenset({"init", "optimizer", "learning_rate", "pad_to"})
 KERNEL_INIT = [Options({"auto", "identity"})]
 POSITIVE_INT = [Interval(numbers.Integral, 1, None)]
+
+
+#: ``max_rows="auto"`` of the ordinal learners: above this many rows they fit a grade-stratified random
+#: subsample of this size. Their neighbourhood search is O(n^2 d) and every L-BFGS step O(n m d) for m
+#: neighbours: 200 000 rows did not finish in 10 minutes. On 40 000 rows of 5 grades (16 features),
+#: 5 000 / 10 000 / 20 000 fitted rows gave the same 5-NN grade error to 0.015 (LODML 0.287 / 0.302 /
+#: 0.290, CMOML 0.295 / 0.298 / 0.302; Euclidean 0.527) at 1 / 1 / 2.2 (LODML) and 1 / 1.05 / 2.9
+#: (CMOML) times the 5 000-row time (benchmarks/PROTOCOL.md, round 7).
+ORDINAL_MAX_ROWS = 10_000
+MAX_ROWS = [Options({"auto"}), Interval(numbers.Integral, 20, None), None]
+MAX_ROWS_DOC = """max_rows : "auto", int or None, default="auto"
+        Above this many rows the fit runs on a random subsample of this size, stratified by grade
+        (``"auto"``: 10 000; None: every row); the map applies to every row.
+        ``result_.info["n_fitted_rows"]`` and ``["subsample"]`` say what was fitted."""
+
+
+def fitted_rows(t, max_rows, random_state, min_per_grade: int):
+    """Sorted indices of the rows an ordinal learner fits (None: all), by the ``max_rows`` rule."""
+    limit = ORDINAL_MAX_ROWS if isinstance(max_rows, str) else max_rows
+    if limit is None or t.shape[0] <= limit:
+        return None
+    return stratified_subsample(_grade_codes(t), int(limit), random_state, min_per_class=min_per_grade)
 
 
 def check_grades(y, name: str) -> np.ndarray:
@@ -145,11 +168,21 @@ def _minimize(loss, params0, problem, name, *, max_iter, tol, optimizer, learnin
     return res, n_iter, hist
 
 
+def _subsample(X, t, max_rows, random_state, min_per_grade):
+    """``(X, t, info)`` of the rows fitted under the ``max_rows`` rule."""
+    keep = fitted_rows(t, max_rows, random_state, min_per_grade)
+    if keep is not None:
+        X, t = X[keep], t[keep]
+    return X, t, dict(n_fitted_rows=X.shape[0], subsample=keep is not None)
+
+
 def solve_linear(loss, name, search, X, y, *, n_components, random_state, max_iter, tol, verbose, init="auto",
-                 optimizer=None, learning_rate=None, pad_to="auto", default_iter=200, hyper=None):
-    """Learn ``L`` on ``X``: neighbourhoods by ``search(X, t)`` (Euclidean, blockwise: memory ``O(block n)``,
-    no n x n distance matrix), then ``loss`` by L-BFGS."""
-    t = check_grades(y, name)
+                 optimizer=None, learning_rate=None, pad_to="auto", default_iter=200, hyper=None, max_rows=None,
+                 min_per_grade=1):
+    """Learn ``L`` on ``X`` (above ``max_rows`` rows a grade-stratified subsample): neighbourhoods by
+    ``search(X, t)`` (Euclidean, blockwise: memory ``O(block n)``, no n x n distance matrix), then ``loss``
+    by L-BFGS."""
+    X, t, fitted = _subsample(X, check_grades(y, name), max_rows, random_state, min_per_grade)
     problem, bucket, c = _searched_problem(X, t, X, search, pad_to)
     L0 = initial_components(init, X, None, 0, n_components, random_state)
     if not isinstance(init, str):  # a given map keeps its embedding; "identity"/"pca"/"random"
@@ -159,7 +192,7 @@ def solve_linear(loss, name, search, X, y, *, n_components, random_state, max_it
                                   learning_rate=learning_rate, verbose=verbose, hyper=hyper)
     return dict(L=np.asarray(res.params, np.float64) / c, n_iter=n_iter, converged=bool(res.converged),
                 loss_history=hist, loss=float(res.loss),
-                info=dict(failed=bool(res.failed), padded_rows=bucket - X.shape[0], scale=c, **(hyper or {})))
+                info=dict(failed=bool(res.failed), padded_rows=bucket - X.shape[0], scale=c, **fitted, **(hyper or {})))
 
 
 def _kernel_basis(X, t, kernel, kernel_params, n_landmarks, random_state, name, hood, search, pad_to):
@@ -178,11 +211,12 @@ def _kernel_basis(X, t, kernel, kernel_params, n_landmarks, random_state, name, 
 
 def solve_kernel(loss, name, hood, X, y, *, n_components, random_state, max_iter, tol, verbose, kernel, gamma,
                  degree, coef0, init="auto", optimizer=None, learning_rate=None, pad_to="auto", n_landmarks="auto",
-                 search=None, default_iter=200, hyper=None):
+                 search=None, default_iter=200, hyper=None, max_rows=None, min_per_grade=1):
     """Learn ``A`` (n_components, n_train) in the kernel's feature space (see the module docstring); on
     landmarks (``n_landmarks``, :mod:`jaxdml.methods._landmarks`) on the Nystrom features, with the
-    neighbourhoods of ``search(points, t)`` (``hood``'s, by a blockwise search), ``A`` on the landmarks."""
-    t = check_grades(y, name)
+    neighbourhoods of ``search(points, t)`` (``hood``'s, by a blockwise search), ``A`` on the landmarks;
+    above ``max_rows`` rows on a grade-stratified subsample."""
+    X, t, fitted = _subsample(X, check_grades(y, name), max_rows, random_state, min_per_grade)
     n, d = X.shape
     if not (isinstance(init, str) and init in ("auto", "identity")):
         raise ValueError(f"{name}: init must be 'auto' or 'identity' (the feature-space distance); got {init!r}.")
@@ -209,7 +243,7 @@ def solve_kernel(loss, name, hood, X, y, *, n_components, random_state, max_iter
     res, n_iter, hist = _minimize(loss, B0, problem, name, max_iter=max_iter, tol=tol, optimizer=optimizer,
                                   learning_rate=learning_rate, verbose=verbose, hyper=hyper)
     B = np.asarray(res.params, dtype=np.float64)[:n_out, :r]
-    info = dict(failed=bool(res.failed), kernel_rank=r, padded_rows=bucket - n, scale=c, **(hyper or {}))
+    info = dict(failed=bool(res.failed), kernel_rank=r, padded_rows=bucket - n, scale=c, **fitted, **(hyper or {}))
     fields = dict(method=name, n_iter=n_iter, converged=bool(res.converged), loss_history=hist, loss=float(res.loss))
     if lm is not None:
         return landmark_result(B / c, lm, n_out, kernel, kernel_params, info, **fields)
