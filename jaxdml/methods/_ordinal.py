@@ -30,9 +30,10 @@ from ._gradient import finish
 from ._klmnn import kernel_basis
 from ._landmarks import landmark_result, nystrom, resolve_landmarks
 
-__all__ = ["check_grades", "fitted_rows", "ORDINAL_MAX_ROWS", "MAX_ROWS", "MAX_ROWS_DOC", "odml_neighbourhoods", "nearest_neighbourhoods", "odml_search", "nearest_search",
-           "solve_linear", "solve_kernel",
-           "UNBOUNDED", "LINEAR_SETTINGS", "KERNEL_SETTINGS", "KERNEL_INIT"]
+__all__ = ["check_grades", "odml_neighbourhoods", "nearest_neighbourhoods", "odml_search", "nearest_search",
+           "solve_linear", "solve_kernel", "fitted_rows",
+           "UNBOUNDED", "LINEAR_SETTINGS", "KERNEL_SETTINGS", "KERNEL_INIT", "ORDINAL_MAX_ROWS", "MAX_ROWS",
+           "MAX_ROWS_DOC"]
 
 #: ``max_components`` of the kernel versions: the bound (the rank of K) is only known from the data
 UNBOUNDED = 2**62
@@ -192,7 +193,8 @@ def solve_linear(loss, name, search, X, y, *, n_components, random_state, max_it
                                   learning_rate=learning_rate, verbose=verbose, hyper=hyper)
     return dict(L=np.asarray(res.params, np.float64) / c, n_iter=n_iter, converged=bool(res.converged),
                 loss_history=hist, loss=float(res.loss),
-                info=dict(failed=bool(res.failed), padded_rows=bucket - X.shape[0], scale=c, **fitted, **(hyper or {})))
+                info=dict(failed=bool(res.failed), padded_rows=bucket - X.shape[0], scale=c, **fitted,
+                          **(hyper or {})))
 
 
 def _kernel_basis(X, t, kernel, kernel_params, n_landmarks, random_state, name, hood, search, pad_to):
