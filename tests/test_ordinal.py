@@ -171,14 +171,15 @@ def test_max_rows_fits_a_grade_stratified_subsample(rng):
     X, y = _graded(rng, n=120)
     kw = dict(max_iter=3, random_state=0)
     keep = stratified_subsample(np.unique(y, return_inverse=True)[1], 60, 0, min_per_class=11)
-    for name, extra in (("lodml", {}), ("kcmoml", dict(neighborhood_size=10))):
-        sub = jaxdml.fit(X, y, loss=name, max_rows=60, **extra, **kw)
-        assert sub.info["subsample"] and sub.info["n_fitted_rows"] == 60
-        if name == "lodml":  # each grade keeps n_targets + 1 rows; the rows are the stratified subsample's
-            ref = jaxdml.fit(X[keep], y[keep], loss=name, max_rows=None, **kw)
-            np.testing.assert_array_equal(sub.L, ref.L)
-        whole = jaxdml.fit(X, y, loss=name, **extra, **kw)  # "auto" keeps every row of a small data set
-        assert not whole.info["subsample"] and whole.info["n_fitted_rows"] == 120
+    sub = jaxdml.fit(X, y, loss="lodml", max_rows=60, **kw)
+    assert sub.info["subsample"] and sub.info["n_fitted_rows"] == 60
+    # each grade keeps n_targets + 1 rows; the rows are the stratified subsample's
+    np.testing.assert_array_equal(sub.L, jaxdml.fit(X[keep], y[keep], loss="lodml", max_rows=None, **kw).L)
+    whole = jaxdml.fit(X, y, loss="lodml", **kw)  # "auto" keeps every row of a small data set
+    assert not whole.info["subsample"] and whole.info["n_fitted_rows"] == 120
+    # the kernel versions share the rule (KCMOML: every grade keeps at least one row)
+    ker = jaxdml.fit(X, y, loss="kcmoml", max_rows=60, neighborhood_size=10, **kw)
+    assert ker.info["subsample"] and ker.info["n_fitted_rows"] == 60
     with pytest.raises(ValueError, match="max_rows"):
         jaxdml.CMOML(max_rows=5).fit(X, y)
 
