@@ -10,9 +10,9 @@ from ..losses._ordinal import cmoml
 from ._base import KernelMetricLearner
 from ._odml import _COMMON, _OrdinalLearner
 from ._landmarks import N_LANDMARKS_DOC
-from ._ordinal import (KERNEL_INIT, KERNEL_SETTINGS, LINEAR_SETTINGS, MAX_ROWS, MAX_ROWS_DOC, UNBOUNDED,
+from ._ordinal import (KERNEL_INIT, KERNEL_SETTINGS, LINEAR_SETTINGS, MAX_ROWS_DOC, UNBOUNDED,
                        nearest_neighbourhoods, nearest_search, solve_kernel, solve_linear)
-from ._record import KERNEL_CONSTRAINTS, Method
+from ._record import KERNEL_CONSTRAINTS, MAX_ROWS, Method
 
 __all__ = ["CMOML", "KCMOML", "CMOML_METHOD", "KCMOML_METHOD"]
 

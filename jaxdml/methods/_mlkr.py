@@ -18,7 +18,7 @@ from ..solvers._init import initial_components
 from ._base import BaseMetricLearner
 from ._gradient import finish
 from ._pairs import warn_not_converged
-from ._record import Method
+from ._record import MAX_ROWS, Method, rows_to_fit
 
 __all__ = ["MLKR", "MLKR_METHOD", "MLKR_MAX_ITER", "MLKR_MAX_ROWS"]
 
@@ -146,14 +146,6 @@ def _run_watched(L, problem, opt, track, val_hist, hist, *, max_iter, tol, learn
                                                              failed=bool(res.failed))
 
 
-def _fitted_rows(n, max_rows, rng):
-    """Sorted indices of the rows MLKR fits (None: all ``n``), by the ``max_rows`` rule."""
-    limit = MLKR_MAX_ROWS if isinstance(max_rows, str) else max_rows
-    if limit is None or n <= limit:
-        return None
-    return np.sort(rng.choice(n, int(limit), replace=False))
-
-
 def _mlkr(X, targets, n_classes, *, n_components, random_state, max_iter, tol, verbose, early_stopping,
           validation_fraction, max_rows="auto", init="auto", optimizer=None, learning_rate=None, pad_to="auto",
           **_):
@@ -161,8 +153,7 @@ def _mlkr(X, targets, n_classes, *, n_components, random_state, max_iter, tol, v
     stop early on the error of held-out rows; above ``max_rows`` rows, on a random subsample."""
     rng = check_random_state(random_state)
     t = np.asarray(targets, np.float64)
-    n_total = X.shape[0]
-    keep = _fitted_rows(n_total, max_rows, rng)
+    keep = rows_to_fit(np.zeros(X.shape[0], int), max_rows, MLKR_MAX_ROWS, random_state)
     if keep is not None:
         X, t = X[keep], t[keep]
     rows = dict(n_fitted_rows=X.shape[0], subsample=keep is not None)
@@ -190,7 +181,7 @@ def _mlkr(X, targets, n_classes, *, n_components, random_state, max_iter, tol, v
 
 _CONSTRAINTS = {"early_stopping": ["boolean"],
                 "validation_fraction": [Interval(numbers.Real, 0, 1, closed="neither")],
-                "max_rows": [Options({"auto"}), Interval(numbers.Integral, 20, None), None]}
+                "max_rows": MAX_ROWS}
 
 MLKR_METHOD = Method("mlkr", "L", _mlkr, settings=frozenset({"init", "optimizer", "learning_rate", "pad_to"}),
                      defaults=dict(early_stopping=True, validation_fraction=0.2, max_rows="auto"),

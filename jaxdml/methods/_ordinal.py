@@ -24,16 +24,15 @@ from ..losses._ordinal import OrdinalProblem
 from ..neighbors import knn_search, other_class_neighbors, same_class_neighbors
 from ..solvers._driver import make_optimizer, minimize
 from ..solvers._init import initial_components
-from ..solvers._lmnn_active import stratified_subsample
 from ..solvers._result import KernelFittedMetric
 from ._gradient import finish
 from ._klmnn import kernel_basis
 from ._landmarks import landmark_result, nystrom, resolve_landmarks
+from ._record import rows_to_fit
 
 __all__ = ["check_grades", "odml_neighbourhoods", "nearest_neighbourhoods", "odml_search", "nearest_search",
-           "solve_linear", "solve_kernel", "fitted_rows",
-           "UNBOUNDED", "LINEAR_SETTINGS", "KERNEL_SETTINGS", "KERNEL_INIT", "ORDINAL_MAX_ROWS", "MAX_ROWS",
-           "MAX_ROWS_DOC"]
+           "solve_linear", "solve_kernel",
+           "UNBOUNDED", "LINEAR_SETTINGS", "KERNEL_SETTINGS", "KERNEL_INIT", "ORDINAL_MAX_ROWS", "MAX_ROWS_DOC"]
 
 #: ``max_components`` of the kernel versions: the bound (the rank of K) is only known from the data
 UNBOUNDED = 2**62
@@ -50,19 +49,10 @@ POSITIVE_INT = [Interval(numbers.Integral, 1, None)]
 #: 0.290, CMOML 0.295 / 0.298 / 0.302; Euclidean 0.527) at 1 / 1 / 2.2 (LODML) and 1 / 1.05 / 2.9
 #: (CMOML) times the 5 000-row time (benchmarks/PROTOCOL.md, round 7).
 ORDINAL_MAX_ROWS = 10_000
-MAX_ROWS = [Options({"auto"}), Interval(numbers.Integral, 20, None), None]
 MAX_ROWS_DOC = """max_rows : "auto", int or None, default="auto"
         Above this many rows the fit runs on a random subsample of this size, stratified by grade
         (``"auto"``: 10 000; None: every row); the map applies to every row.
         ``result_.info["n_fitted_rows"]`` and ``["subsample"]`` say what was fitted."""
-
-
-def fitted_rows(t, max_rows, random_state, min_per_grade: int):
-    """Sorted indices of the rows an ordinal learner fits (None: all), by the ``max_rows`` rule."""
-    limit = ORDINAL_MAX_ROWS if isinstance(max_rows, str) else max_rows
-    if limit is None or t.shape[0] <= limit:
-        return None
-    return stratified_subsample(_grade_codes(t), int(limit), random_state, min_per_class=min_per_grade)
 
 
 def check_grades(y, name: str) -> np.ndarray:
@@ -170,8 +160,8 @@ def _minimize(loss, params0, problem, name, *, max_iter, tol, optimizer, learnin
 
 
 def _subsample(X, t, max_rows, random_state, min_per_grade):
-    """``(X, t, info)`` of the rows fitted under the ``max_rows`` rule."""
-    keep = fitted_rows(t, max_rows, random_state, min_per_grade)
+    """``(X, t, info)`` of the rows fitted under the ``max_rows`` rule (a grade-stratified subsample)."""
+    keep = rows_to_fit(_grade_codes(t), max_rows, ORDINAL_MAX_ROWS, random_state, min_per_class=min_per_grade)
     if keep is not None:
         X, t = X[keep], t[keep]
     return X, t, dict(n_fitted_rows=X.shape[0], subsample=keep is not None)

@@ -10,6 +10,7 @@ import optax
 
 from .._validation import Interval, Options
 from ..kernels import KERNELS
+from ..solvers._lmnn_active import stratified_subsample
 
 __all__ = ["Method", "LossSpec", "Route", "SETTINGS", "GRADIENT_SETTINGS", "SETTING_CONSTRAINTS"]
 
@@ -37,6 +38,18 @@ SETTING_CONSTRAINTS = dict(
 
 POSITIVE_INT = [Interval(numbers.Integral, 1, None)]
 POSITIVE_REAL = [Interval(numbers.Real, 0, None, closed="neither")]
+#: ``max_rows`` of the methods that fit a subsample of large data (MLKR, the ordinal learners)
+MAX_ROWS = [Options({"auto"}), Interval(numbers.Integral, 20, None), None]
+
+
+def rows_to_fit(codes, max_rows, auto: int, random_state, *, min_per_class: int = 1):
+    """Sorted indices of the rows a method fits under its ``max_rows`` rule (None: every row): above
+    the limit (``"auto"``: ``auto``) a class-stratified random subsample of that size (one class: a
+    uniform one)."""
+    limit = auto if isinstance(max_rows, str) else max_rows
+    if limit is None or len(codes) <= limit:
+        return None
+    return stratified_subsample(codes, int(limit), random_state, min_per_class=min_per_class)
 KERNEL_CONSTRAINTS = {
     "kernel": [Options(KERNELS), "callable"],
     "gamma": [Interval(numbers.Real, 0, None, closed="neither"), None],
