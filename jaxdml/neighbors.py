@@ -51,6 +51,12 @@ KINDS = ("points", "kernel", "distances")
 #: up to this k the host selection is k masked argmin passes (linalg.smallest_k); above, a stable sort
 _HOST_PASSES_MAX_K = 32
 
+#: above twice this many reference rows (and for k up to :data:`_CHUNKED_MAX_K`) the device search also
+#: walks the references in chunks of this many, keeping a running k smallest per query: a tile of
+#: queries then reuses one cache-sized chunk of references instead of streaming all of them
+REFERENCE_CHUNK = 8192
+_CHUNKED_MAX_K = 64
+
 
 def _block_dists(xp, kind, A, B, aq, ar, rows):
     """Squared distances of the query rows ``rows`` to every reference (``xp``: NumPy or jax.numpy)."""
@@ -65,8 +71,73 @@ def _allowed(rows, q_lab, r_lab, r_valid, q_ids, r_ids, other):
     """Which references each query row may take: valid ones, of the query's label (of another label when
     ``other``), not the query itself (``q_ids == r_ids``; ``r_ids = -1`` excludes nothing). The mode is
     data, not a static argument, so one compiled search serves "any", "same" and "other"."""
-    labelled = (q_lab[rows][:, None] == r_lab[None, :]) != other
-    return r_valid[None, :] & labelled & (q_ids[rows][:, None] != r_ids[None, :])
+    return _allowed_in(q_lab[rows], q_ids[rows], r_lab, r_valid, r_ids, other)
+
+
+def _allowed_in(q_lab, q_ids, r_lab, r_valid, r_ids, other):
+    """:func:`_allowed` for the labels and ids of the queries and references at hand."""
+    labelled = (q_lab[:, None] == r_lab[None, :]) != other
+    return r_valid[None, :] & labelled & (q_ids[:, None] != r_ids[None, :])
+
+
+def _chunk(a, j, size, axis=0):
+    """Chunk ``j`` (of ``size`` entries) of ``a`` along ``axis``."""
+    return jax.lax.dynamic_slice_in_dim(a, j * size, size, axis=axis)
+
+
+@functools.partial(jax.jit, static_argnames=("k", "kind", "block", "chunk"))
+def _search_chunked(A, B, aq, ar, q_lab, r_lab, r_valid, q_ids, r_ids, other, *, k, kind, block, chunk):
+    """:func:`_search` with the references in chunks of ``chunk``: per block of query rows, a scan over
+    the chunks keeps the ``k`` smallest so far (earlier chunks first, so equal distances still keep the
+    lowest index). The same distances and the same selection as :func:`_search`."""
+    nq = A.shape[0]
+    m = B.shape[0] if kind == "points" else A.shape[1]
+    if kind == "points":
+        aq, ar = jnp.sum(A * A, axis=1), jnp.sum(B * B, axis=1)
+    n_chunks = -(-m // chunk)
+    extra = n_chunks * chunk - m
+
+    def pad(a, axis=0):
+        widths = [(0, 0)] * a.ndim
+        widths[axis] = (0, extra)
+        return jnp.pad(a, widths)
+
+    if kind == "points":
+        B, ar = pad(B), pad(ar)
+    else:
+        A = pad(A, axis=1)
+        ar = pad(ar) if kind == "kernel" else ar
+    r_lab, r_valid, r_ids = pad(r_lab), pad(r_valid), pad(r_ids)
+
+    def one(rows):
+        a_rows = A[rows]
+
+        def step(best, j):
+            cols = (rows, _chunk(r_lab, j, chunk), _chunk(r_valid, j, chunk), _chunk(r_ids, j, chunk))
+            if kind == "points":
+                d = jnp.maximum(aq[rows][:, None] + _chunk(ar, j, chunk)[None, :]
+                                - 2.0 * a_rows @ _chunk(B, j, chunk).T, 0.0)
+            elif kind == "kernel":
+                d = jnp.maximum(aq[rows][:, None] + _chunk(ar, j, chunk)[None, :] - 2.0 * _chunk(a_rows, j, chunk, 1),
+                                0.0)
+            else:
+                d = _chunk(a_rows, j, chunk, 1)
+            ok = _allowed_in(q_lab[cols[0]], q_ids[cols[0]], *cols[1:], other)
+            dist, idx = linalg.smallest_k(jnp.where(ok, d, jnp.asarray(jnp.inf, d.dtype)), k)
+            both = jnp.concatenate([best[0], dist], axis=1)
+            dist, pick = linalg.smallest_k(both, k)
+            idx = jnp.take_along_axis(jnp.concatenate([best[1], idx + (j * chunk).astype(jnp.int32)], axis=1), pick,
+                                      axis=1)
+            return (dist, idx), None
+
+        init = (jnp.full((block, k), jnp.inf, A.dtype), jnp.zeros((block, k), jnp.int32))
+        (dist, idx), _ = jax.lax.scan(step, init, jnp.arange(n_chunks))
+        return idx, dist
+
+    n_blocks = -(-nq // block)
+    rows = jnp.minimum(jnp.arange(n_blocks * block, dtype=jnp.int32), nq - 1).reshape(n_blocks, block)
+    idx, dist = jax.lax.map(one, rows)
+    return idx.reshape(-1, k)[:nq], dist.reshape(-1, k)[:nq]
 
 
 @functools.partial(jax.jit, static_argnames=("k", "kind", "block"))
@@ -205,7 +276,10 @@ def _run(source, kind, Y, L, diag, ql, rl, r_valid, ids_q, ids_r, *, k, mode, de
         ql, rl = np.zeros(n, np.int32), np.zeros(m, np.int32)
     block = linalg.tile_rows(linalg.block_size(n, m, block_elements), m)
     args = (A, B, aq, ar) + tuple(xp.asarray(a) for a in (ql, rl, r_valid, ids_q, ids_r, mode == "other"))
-    if device:
+    if device and m > 2 * REFERENCE_CHUNK and k <= _CHUNKED_MAX_K:
+        block = linalg.tile_rows(linalg.block_size(n, REFERENCE_CHUNK, block_elements), REFERENCE_CHUNK)
+        idx, dist = _search_chunked(*args, k=k, kind=kind, block=block, chunk=REFERENCE_CHUNK)
+    elif device:
         idx, dist = _search(*args, k=k, kind=kind, block=block)
     else:
         idx, dist = _search_host(*args, k=k, kind=kind, block=block)
@@ -213,30 +287,46 @@ def _run(source, kind, Y, L, diag, ql, rl, r_valid, ids_q, ids_r, *, k, mode, de
     return np.where(np.isfinite(dist), idx, -1), dist
 
 
-def _class_input(source, kind, L, members):
-    """The search input restricted to the rows (and, for matrices, columns) ``members``."""
+def _class_input(source, kind, rows, cols):
+    """``(A, Y, diag)`` of the search of the query rows ``rows`` against the references ``cols`` (sample
+    indices; for a matrix input, its rows and columns)."""
     if kind == "points":
-        return np.asarray(source)[members], None
+        X = np.asarray(source)
+        return X[rows], X[cols], None
     S = np.asarray(source)
+    sub = S[np.ix_(rows, cols)]
     if kind == "kernel":
-        d = np.diag(S)[members]
-        return S[np.ix_(members, members)], (d, d)
-    return S[np.ix_(members, members)], None
+        d = np.diag(S)
+        return sub, None, (d[rows], d[cols])
+    return sub, None, None
+
+
+def _query_rows(queries, n):
+    """Sorted unique query indices (None: every row), checked against ``n`` samples."""
+    if queries is None:
+        return None
+    q = np.unique(np.asarray(queries).astype(np.int64).ravel())
+    if q.size and (q[0] < 0 or q[-1] >= n):
+        raise ValueError(f"queries must be row indices in [0, {n}); got values from {q[0]} to {q[-1]}.")
+    return q
 
 
 @precise
 def same_class_neighbors(source, codes, k: int, *, kind: str = "points", L=None, device: bool | None = None,
-                         block_elements=None):
+                         block_elements=None, queries=None):
     """``k`` nearest same-class rows of every row (self excluded), searched class by class.
 
     ``source``/``kind``/``L``/``device`` as in :func:`knn_search` (a kernel or distance matrix is
     square over the samples). Work is ``sum_c n_c^2 d`` rather than ``n^2 d``; on the device class
     subsets are padded to bucket sizes so that similar-sized classes share one compiled search.
+    ``queries`` (row indices; default every row) restricts the search to those rows, against every
+    classmate: work ``sum_c q_c n_c d``; the other rows get the mask-0 slots.
     Returns ``(idx, mask)`` of shape (n, k); classes with ``n_c <= k`` fill their extra slots with the
     row itself and mask 0.
     """
     codes = np.asarray(codes)
     n = codes.shape[0]
+    wanted = _query_rows(queries, n)
     on_device = _on_device(n, n, device)
     if kind == "points" and L is not None:
         source, L = np.asarray(source, np.float64) @ np.asarray(L, np.float64).T, None
@@ -248,29 +338,49 @@ def same_class_neighbors(source, codes, k: int, *, kind: str = "points", L=None,
         kc = min(k, nc - 1)
         if kc <= 0:
             continue
+        pos = np.arange(nc) if wanted is None else np.flatnonzero(np.isin(members, wanted))
+        nq = pos.size
+        if nq == 0:
+            continue
         b = bucket_size(nc) if on_device else nc
+        bq = (b if wanted is None else bucket_size(nq)) if on_device else nq
         pad = np.concatenate([members, np.full(b - nc, members[0])])
-        sub, diag = _class_input(source, kind, None, pad)
+        qpos = np.concatenate([pos, np.full(bq - nq, pos[0])]).astype(np.int32)
+        sub, Y, diag = _class_input(source, kind, pad[qpos], pad)
         ids = np.arange(b, dtype=np.int32)
-        idx, _ = _run(sub, kind, None, None, diag, ids * 0, ids * 0, ids < nc, ids, ids, k=kc, mode="any",
-                      device=on_device, block_elements=block_elements)
-        out[members, :kc] = members[idx[:nc]]
-        mask[members, :kc] = 1.0
+        idx, _ = _run(sub, kind, Y if wanted is not None else None, None, diag, qpos * 0, ids * 0, ids < nc, qpos,
+                      ids, k=kc, mode="any", device=on_device, block_elements=block_elements)
+        rows = members[pos]
+        out[rows, :kc] = members[idx[:nq]]
+        mask[rows, :kc] = 1.0
     return out, mask
 
 
 @precise
 def other_class_neighbors(source, codes, m: int, *, kind: str = "points", L=None, device: bool | None = None,
-                          block_elements=None):
+                          block_elements=None, queries=None):
     """``m`` nearest differently-labelled rows of every row (impostor candidates).
 
     ``source``/``kind``/``L``/``device`` as in :func:`knn_search` (a kernel or distance matrix is
-    square over the samples). Returns ``(idx, mask)`` of shape (n, m); the slots beyond the rows of
-    other classes point at the row itself with mask 0.
+    square over the samples). ``queries`` (row indices; default every row) restricts the search to
+    those rows, against every sample: work ``q n d``; the other rows get the mask-0 slots.
+    Returns ``(idx, mask)`` of shape (n, m); the slots beyond the rows of other classes point at the
+    row itself with mask 0.
     """
     n = np.shape(source)[0]
-    idx, _ = knn_search(source, min(m, n), kind=kind, L=L, labels=np.asarray(codes), mode="other",
-                        device=device, block_elements=block_elements)
+    codes = np.asarray(codes)
+    wanted = _query_rows(queries, n)
+    if wanted is None:
+        idx, _ = knn_search(source, min(m, n), kind=kind, L=L, labels=codes, mode="other", device=device,
+                            block_elements=block_elements)
+    else:
+        found = np.full((n, min(m, n)), -1, np.int32)
+        if wanted.size:
+            A, Y, diag = _class_input(source, kind, wanted, np.arange(n))
+            found[wanted], _ = knn_search(A, min(m, n), kind=kind, Y=Y, L=L, diag=diag, labels=codes[wanted],
+                                          y_labels=codes, mode="other", exclude_self=False,
+                                          device=_on_device(n, n, device), block_elements=block_elements)
+        idx = found
     ok = idx >= 0
     idx = np.where(ok, idx, np.arange(n)[:, None]).astype(np.int32)
     if idx.shape[1] < m:

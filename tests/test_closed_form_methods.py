@@ -155,6 +155,40 @@ def test_dmlmj_is_optimal_and_scaled(wine):
     np.testing.assert_allclose(L @ Dr @ L.T, np.diag(lam[:3] ** 2), atol=1e-8 * lam[:3].max() ** 2)
 
 
+@pytest.mark.parametrize("loss", ["anmm", "dmlmj"])
+def test_max_anchors_sums_the_anchors_neighbourhoods_among_all_rows(wine, loss):
+    """Above ``max_anchors`` rows the scatter matrices sum over a class-stratified subset of anchors,
+    each with its exact neighbourhoods among *all* rows (the naive sums restricted to the anchors);
+    ANMM's eigenvalues are scaled by n / anchors to estimate the full sums."""
+    from jaxdml.methods._neighbourhoods import anchor_rows
+    X, y = wine
+    res = jaxdml.fit(X, y, loss=loss, n_components=3, max_anchors=60, random_state=2)
+    anchors = anchor_rows(y, 60, 2)
+    assert res.info["n_anchors"] == anchors.size == 60
+    np.testing.assert_array_equal(np.bincount(y[anchors]), [20, 24, 16])  # 59/71/48 of 178, stratified
+    k_same, k_diff = (3, 1) if loss == "anmm" else (3, 3)
+    same, diff = naive_neighbourhoods(sq_dists(X), y, k_same, k_diff)
+    keep = np.zeros(len(y), bool)
+    keep[anchors] = True
+    same = [s if keep[i] else [] for i, s in enumerate(same)]
+    diff = [d if keep[i] else [] for i, d in enumerate(diff)]
+    L, lam = res.L, res.info["eigenvalues"]
+    if loss == "anmm":
+        S, C = anmm_matrices(X, same, diff)
+        G = (S - C) * len(y) / 60
+        np.testing.assert_allclose(lam, np.sort(np.linalg.eigvalsh(G))[::-1], atol=1e-9 * np.abs(lam).max())
+        assert res.info["margin"] == pytest.approx(np.trace(L @ G @ L.T), rel=1e-8)
+    else:
+        S, D = dmlmj_matrices(X, same, diff)
+        ridge = 0.1 * np.trace(S) / X.shape[1]
+        Sr, Dr = S + ridge * np.eye(13), D + ridge * np.eye(13)
+        for v, lv in zip(L, lam):  # Sigma_D v = lambda Sigma_S v over the anchors' differences
+            assert np.linalg.norm(Dr @ v - lv * Sr @ v) < 1e-6 * np.linalg.norm(Dr @ v)
+    full = jaxdml.fit(X, y, loss=loss, n_components=3)  # 178 rows: below "auto", every row an anchor
+    assert "n_anchors" not in full.info
+    np.testing.assert_array_equal(full.L, jaxdml.fit(X, y, loss=loss, n_components=3, max_anchors=None).L)
+
+
 def test_dmlmj_full_dimension_metric(wine):
     X, y = wine
     res = jaxdml.fit(X, y, loss="dmlmj", reg=0.1)

@@ -10,11 +10,23 @@ import itertools
 import numpy as np
 import pytest
 
+import jaxdml.neighbors
 from jaxdml.neighbors import knn_search, other_class_neighbors, same_class_neighbors
 
 
 #: one shape, k and block for every device search below, so that the tests share compiled programs
 N, M, K, BLOCK = 64, 48, 4, 37
+#: references per chunk of the chunked device path in these tests: 48 and 64 references are three and
+#: four chunks, the last one padded
+CHUNK = 20
+
+
+@pytest.fixture
+def path(request, monkeypatch):
+    """``device`` of a search: False (host), True (device), "chunked" (device, references in chunks)."""
+    if request.param == "chunked":
+        monkeypatch.setattr(jaxdml.neighbors, "REFERENCE_CHUNK", CHUNK)
+    return request.param != False  # noqa: E712  (False: the host; True and "chunked": the device)
 
 
 def _grid_data(n=N, m=None, seed=0):
@@ -56,12 +68,13 @@ def _inputs(kind, X, Y):
     return dict(source=K.astype(np.float64), diag=(kq.astype(np.float64), kr.astype(np.float64))), D
 
 
-@pytest.mark.parametrize("kind, mode, device, square", [
-    (kind, mode, device, square)
-    for kind, mode, device, square in itertools.product(("points", "kernel", "distances"), ("any", "same", "other"),
-                                                        (False, True), (True, False))
-])
-def test_knn_search_matches_brute_force(x64, kind, mode, device, square):
+@pytest.mark.parametrize("kind, mode, path, square", [
+    (kind, mode, path, square)
+    for kind, mode, path, square in itertools.product(("points", "kernel", "distances"), ("any", "same", "other"),
+                                                      (False, True, "chunked"), (True, False))
+], indirect=["path"])
+def test_knn_search_matches_brute_force(x64, kind, mode, path, square):
+    device = path
     X, y, Y = _grid_data(N, None if square else M, seed=len(kind) + len(mode))
     labels_r = y if square else np.random.default_rng(1).integers(0, 4, size=Y.shape[0])
     kw, D = _inputs(kind, X, Y)
@@ -108,6 +121,27 @@ def test_class_searches_host_equal_device(x64, kind):
     np.testing.assert_array_equal(same[0][1], ok)
     ref, _ = _reference(D, K, y[:, None] != y[None, :])
     np.testing.assert_array_equal(other[0][0], ref)
+
+
+@pytest.mark.parametrize("kind", ["points", "kernel", "distances"])
+@pytest.mark.parametrize("path", [False, True, "chunked"], indirect=True)
+def test_class_searches_of_some_query_rows(x64, kind, path):
+    """``queries``: those rows get exactly the neighbours of the search of every row (found among all
+    rows); every other row gets its own index with mask 0."""
+    X, y, _ = _grid_data(N, seed=4)
+    y[2] = 4
+    src = _inputs(kind, X, None)[0]["source"]
+    queries = np.random.default_rng(5).choice(N, 23, replace=False)
+    rest = np.setdiff1d(np.arange(N), queries)
+    for search in (same_class_neighbors, other_class_neighbors):
+        full = search(src, y, K, kind=kind, device=path, block_elements=BLOCK * N)
+        some = search(src, y, K, kind=kind, device=path, block_elements=BLOCK * N, queries=queries)
+        for a, b in zip(full, some):
+            np.testing.assert_array_equal(b[queries], a[queries])
+        np.testing.assert_array_equal(some[0][rest], np.tile(rest[:, None], (1, K)))
+        assert not some[1][rest].any()
+    with pytest.raises(ValueError, match="queries"):
+        same_class_neighbors(src, y, K, kind=kind, queries=[N])
 
 
 def test_linear_map_and_rectangular_kernel(x64, rng):

@@ -16,51 +16,66 @@ from ..eigen._anmm import kanmm_components_truncated
 from ..eigen._truncated import use_truncated
 from ._base import BaseMetricLearner, KernelMetricLearner
 from ._landmarks import N_LANDMARKS_DOC, landmark_result, nystrom, padded_features, resolve_landmarks
-from ._neighbourhoods import (KERNEL_ATTRIBUTES, KERNEL_DOC, kernel_neighbourhoods, kernel_parameters, kernel_result,
-                              landmark_neighbourhoods, linear_neighbourhoods, training_kernel)
-from ._record import EIGEN_SOLVER, EIGEN_SOLVER_DOC, KERNEL_CONSTRAINTS, KERNEL_DEFAULTS, POSITIVE_INT, Method
+from ._neighbourhoods import (KERNEL_ATTRIBUTES, KERNEL_DOC, MAX_ANCHORS_DOC, anchor_rows, kernel_neighbourhoods,
+                              kernel_parameters, kernel_result, landmark_neighbourhoods, linear_neighbourhoods,
+                              training_kernel)
+from ._record import (EIGEN_SOLVER, EIGEN_SOLVER_DOC, KERNEL_CONSTRAINTS, KERNEL_DEFAULTS, MAX_ROWS, POSITIVE_INT,
+                      Method)
 
 _N_COMPONENTS = [Interval(numbers.Integral, 1, None), None]
 
 __all__ = ["ANMM", "KANMM", "ANMM_METHOD", "KANMM_METHOD"]
 
 
-def _anmm(X, codes, n_classes, *, n_components, n_friends, n_enemies, pad_to="auto", random_state=None,
-          max_iter=None, tol=None, verbose=0):
+def _margin_info(w, n_components, n, anchors):
+    """ANMM's ``info``: eigenvalues of ``S - C`` and the margin, as estimates of the sums over all ``n``
+    rows when only the ``anchors`` were summed (scaled by ``n / len(anchors)``)."""
+    if anchors is None:
+        return dict(eigenvalues=w, margin=float(w[:n_components].sum()))
+    w = np.asarray(w) * (n / anchors.size)
+    return dict(eigenvalues=w, margin=float(w[:n_components].sum()), n_anchors=int(anchors.size))
+
+
+def _anmm(X, codes, n_classes, *, n_components, n_friends, n_enemies, max_anchors="auto", pad_to="auto",
+          random_state=None, max_iter=None, tol=None, verbose=0):
     n, d = X.shape
-    nb = linear_neighbourhoods(X, codes, n_friends, n_enemies, ("n_friends", "n_enemies"), "ANMM")
+    anchors = anchor_rows(codes, max_anchors, random_state)
+    nb = linear_neighbourhoods(X, codes, n_friends, n_enemies, ("n_friends", "n_enemies"), "ANMM", anchors)
     bucket = resolve_bucket(n, pad_to)
     friends, fmask, enemies, emask = pad_neighbourhoods(n, bucket, *nb)
     # all d rows are computed, then sliced: one compiled program serves every n_components
     L, w = x64_call(anmm_components, pad_rows(X, bucket), friends, enemies, d, fmask, emask)
-    return dict(L=L[:n_components], info=dict(eigenvalues=w, margin=float(w[:n_components].sum())))
+    return dict(L=L[:n_components], info=_margin_info(w, n_components, n, anchors))
 
 
-def _kanmm_landmarks(X, codes, m, *, n_components, n_friends, n_enemies, kernel, params, pad_to, random_state):
+def _kanmm_landmarks(X, codes, m, *, n_components, n_friends, n_enemies, kernel, params, pad_to, random_state,
+                     anchors):
     """KANMM for the Nystrom kernel of ``m`` landmarks: ANMM on the features, as the dense path on the
     kernel coordinates (:func:`jaxdml.eigen.kanmm_components`)."""
     lm = nystrom(X, kernel, params, m, random_state)
-    nb = landmark_neighbourhoods(X, lm.Phi, codes, kernel, n_friends, n_enemies, ("n_friends", "n_enemies"), "KANMM")
+    nb = landmark_neighbourhoods(X, lm.Phi, codes, kernel, n_friends, n_enemies, ("n_friends", "n_enemies"), "KANMM",
+                                 anchors)
     bucket = resolve_bucket(X.shape[0], pad_to)
     friends, fmask, enemies, emask = pad_neighbourhoods(X.shape[0], bucket, *nb)
     Phi, keep = padded_features(lm.Phi, bucket)
     lm = lm._replace(Phi=None)  # the padded copy serves from here (memory: one n x r array less)
     L, w = x64_call(anmm_components, Phi, friends, enemies, Phi.shape[1], fmask, emask, keep, slotwise=True)
     return landmark_result(L, lm, n_components, kernel, params,
-                           dict(eigenvalues=w, margin=float(w[:n_components].sum()), eigen_solver=dict(solver="dense")))
+                           dict(_margin_info(w, n_components, X.shape[0], anchors), eigen_solver=dict(solver="dense")))
 
 
 def _kanmm(X, codes, n_classes, *, n_components, n_friends, n_enemies, kernel, gamma, degree,
-           coef0, eigen_solver="auto", n_landmarks="auto", pad_to="auto", random_state=None, max_iter=None, tol=None,
-           verbose=0):
+           coef0, eigen_solver="auto", n_landmarks="auto", max_anchors="auto", pad_to="auto", random_state=None,
+           max_iter=None, tol=None, verbose=0):
     n = X.shape[0]
     m = resolve_landmarks(n_landmarks, n, "KANMM")
+    anchors = anchor_rows(codes, max_anchors, random_state)
     if m is not None:
         return _kanmm_landmarks(X, codes, m, n_components=n_components, n_friends=n_friends, n_enemies=n_enemies,
                                 kernel=kernel, params=kernel_parameters(X, kernel, gamma, degree, coef0),
-                                pad_to=pad_to, random_state=random_state)
+                                pad_to=pad_to, random_state=random_state, anchors=anchors)
     K, params = training_kernel(X, kernel, gamma, degree, coef0)
-    nb = kernel_neighbourhoods(K, codes, n_friends, n_enemies, ("n_friends", "n_enemies"), "KANMM")
+    nb = kernel_neighbourhoods(K, codes, n_friends, n_enemies, ("n_friends", "n_enemies"), "KANMM", anchors)
     bucket = resolve_bucket(n, pad_to)
     friends, fmask, enemies, emask = pad_neighbourhoods(n, bucket, *nb)
     if use_truncated(eigen_solver, bucket, n_components):
@@ -71,25 +86,25 @@ def _kanmm(X, codes, n_classes, *, n_components, n_friends, n_enemies, kernel, g
             A, w = x64_call(kanmm_components, pad_square(K, bucket), friends, enemies, bucket, fmask, emask)
             how = dict(solver="dense (a leading eigenvalue is not positive)")
         return kernel_result(A, n_components, X, kernel, params,
-                              dict(eigenvalues=w, margin=float(w[:n_components].sum()), eigen_solver=how))
+                             dict(_margin_info(w, n_components, n, anchors), eigen_solver=how))
     # all rows are computed, then sliced: the compiled program depends on the bucket size only
     A, w = x64_call(kanmm_components, pad_square(K, bucket), friends, enemies, bucket, fmask, emask)
     return kernel_result(A, n_components, X, kernel, params,
-                          dict(eigenvalues=w, margin=float(w[:n_components].sum()), eigen_solver=dict(solver="dense")))
+                         dict(_margin_info(w, n_components, n, anchors), eigen_solver=dict(solver="dense")))
 
 
-ANMM_METHOD = Method("anmm", "L", _anmm, defaults=dict(n_friends=3, n_enemies=1),
-                     constraints={"n_friends": POSITIVE_INT, "n_enemies": POSITIVE_INT},
+ANMM_METHOD = Method("anmm", "L", _anmm, defaults=dict(n_friends=3, n_enemies=1, max_anchors="auto"),
+                     constraints={"n_friends": POSITIVE_INT, "n_enemies": POSITIVE_INT, "max_anchors": MAX_ROWS},
                      settings=frozenset({"pad_to"}), estimator="ANMM")
 KANMM_METHOD = Method("kanmm", "A", _kanmm, defaults=dict(n_friends=3, n_enemies=1, eigen_solver="auto",
-                                                         **KERNEL_DEFAULTS),
+                                                         max_anchors="auto", **KERNEL_DEFAULTS),
                       constraints={**KERNEL_CONSTRAINTS, "n_friends": POSITIVE_INT, "n_enemies": POSITIVE_INT,
-                                   "eigen_solver": EIGEN_SOLVER},
+                                   "eigen_solver": EIGEN_SOLVER, "max_anchors": MAX_ROWS},
                       settings=frozenset({"pad_to"}), estimator="KANMM")
 
 
 class ANMM(BaseMetricLearner):
-    r"""Average Neighborhood Margin Maximization.
+    __doc__ = r"""Average Neighborhood Margin Maximization.
 
     Learns ``L`` with orthonormal rows maximising the average neighbourhood margin
     :math:`\operatorname{tr}(L(S - C)L^T)`: the summed squared distance of every sample to its
@@ -111,7 +126,9 @@ class ANMM(BaseMetricLearner):
         Size :math:`\zeta` of the heterogeneous neighbourhoods (scatter). The nearest other-class
         sample defines the local margin; more enemies average in farther, less informative ones.
         A class too small for ``n_friends`` (or too large for ``n_enemies``) makes its samples
-        use every classmate (every other-class sample), with a warning.
+        use every classmate (every other-class sample), with a warning.""" + MAX_ANCHORS_DOC + r"""
+    random_state : int, RandomState or None, default=None
+        Seeds the choice of anchors above ``max_anchors`` rows (None: deterministic, seed 0).
 
     Attributes
     ----------
@@ -133,12 +150,15 @@ class ANMM(BaseMetricLearner):
     """
 
     _record = ANMM_METHOD
-    _parameter_constraints = {"n_components": _N_COMPONENTS, "n_friends": POSITIVE_INT, "n_enemies": POSITIVE_INT}
+    _parameter_constraints = {"n_components": _N_COMPONENTS, "n_friends": POSITIVE_INT, "n_enemies": POSITIVE_INT,
+                              "max_anchors": MAX_ROWS, "random_state": ["random_state"]}
 
-    def __init__(self, n_components=None, *, n_friends=3, n_enemies=1):
+    def __init__(self, n_components=None, *, n_friends=3, n_enemies=1, max_anchors="auto", random_state=None):
         self.n_components = n_components
         self.n_friends = n_friends
         self.n_enemies = n_enemies
+        self.max_anchors = max_anchors
+        self.random_state = random_state
 
 
 class KANMM(KernelMetricLearner):
@@ -161,9 +181,9 @@ class KANMM(KernelMetricLearner):
     n_friends : int, default=3
     n_enemies : int, default=1
         As in :class:`ANMM`.
-    """ + KERNEL_DOC + EIGEN_SOLVER_DOC + N_LANDMARKS_DOC + r"""
+    """ + KERNEL_DOC + EIGEN_SOLVER_DOC + N_LANDMARKS_DOC + MAX_ANCHORS_DOC + r"""
     random_state : int, RandomState or None, default=None
-        Seeds the choice of landmarks (None: deterministic, seed 0).""" + KERNEL_ATTRIBUTES + r"""
+        Seeds the choice of landmarks and anchors (None: deterministic, seed 0).""" + KERNEL_ATTRIBUTES + r"""
     Examples
     --------
     >>> from sklearn.datasets import load_iris
@@ -179,10 +199,11 @@ class KANMM(KernelMetricLearner):
 
     _record = KANMM_METHOD
     _parameter_constraints = {**KernelMetricLearner._parameter_constraints, "n_components": _N_COMPONENTS,
-                              "n_friends": POSITIVE_INT, "n_enemies": POSITIVE_INT, "eigen_solver": EIGEN_SOLVER}
+                              "n_friends": POSITIVE_INT, "n_enemies": POSITIVE_INT, "eigen_solver": EIGEN_SOLVER,
+                              "max_anchors": MAX_ROWS}
 
     def __init__(self, n_components=None, *, n_friends=3, n_enemies=1, kernel="rbf", gamma=None, degree=3,
-                 coef0=1, eigen_solver="auto", n_landmarks="auto", random_state=None):
+                 coef0=1, eigen_solver="auto", n_landmarks="auto", max_anchors="auto", random_state=None):
         self.n_components = n_components
         self.n_friends = n_friends
         self.n_enemies = n_enemies
@@ -192,4 +213,5 @@ class KANMM(KernelMetricLearner):
         self.coef0 = coef0
         self.eigen_solver = eigen_solver
         self.n_landmarks = n_landmarks
+        self.max_anchors = max_anchors
         self.random_state = random_state

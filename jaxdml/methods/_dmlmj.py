@@ -17,9 +17,11 @@ from ..eigen._truncated import use_truncated
 from ._base import BaseMetricLearner, KernelMetricLearner
 from ..kernels._landmarks import LANDMARK_TOL
 from ._landmarks import N_LANDMARKS_DOC, landmark_result, nystrom, padded_features, resolve_landmarks
-from ._neighbourhoods import (KERNEL_ATTRIBUTES, KERNEL_DOC, kernel_neighbourhoods, kernel_parameters, kernel_result,
-                              landmark_neighbourhoods, linear_neighbourhoods, training_kernel)
-from ._record import EIGEN_SOLVER, EIGEN_SOLVER_DOC, KERNEL_CONSTRAINTS, KERNEL_DEFAULTS, POSITIVE_INT, Method
+from ._neighbourhoods import (KERNEL_ATTRIBUTES, KERNEL_DOC, MAX_ANCHORS_DOC, anchor_rows, kernel_neighbourhoods,
+                              kernel_parameters, kernel_result, landmark_neighbourhoods, linear_neighbourhoods,
+                              training_kernel)
+from ._record import (EIGEN_SOLVER, EIGEN_SOLVER_DOC, KERNEL_CONSTRAINTS, KERNEL_DEFAULTS, MAX_ROWS, POSITIVE_INT,
+                      Method)
 
 _N_COMPONENTS = [Interval(numbers.Integral, 1, None), None]
 
@@ -31,66 +33,80 @@ def _dmlmj_scaling(reg):
     return "none" if float(reg) == 0.0 else "sqrt"
 
 
-def _dmlmj(X, codes, n_classes, *, n_components, n_neighbors, reg, pad_to="auto", random_state=None,
-           max_iter=None, tol=None, verbose=0):
+def _anchor_info(info, anchors):
+    """``info`` with the number of anchors when only a subset of rows was summed."""
+    return info if anchors is None else dict(info, n_anchors=int(anchors.size))
+
+
+def _dmlmj(X, codes, n_classes, *, n_components, n_neighbors, reg, max_anchors="auto", pad_to="auto",
+           random_state=None, max_iter=None, tol=None, verbose=0):
     n, d = X.shape
-    nb = linear_neighbourhoods(X, codes, n_neighbors, n_neighbors, ("n_neighbors", "n_neighbors"), "DMLMJ")
+    anchors = anchor_rows(codes, max_anchors, random_state)
+    nb = linear_neighbourhoods(X, codes, n_neighbors, n_neighbors, ("n_neighbors", "n_neighbors"), "DMLMJ", anchors)
     bucket = resolve_bucket(n, pad_to)
     pos, pmask, neg, nmask = pad_neighbourhoods(n, bucket, *nb)
     L, lam = x64_call(dmlmj_components, pad_rows(X, bucket), pos, neg, d, float(reg), pmask, nmask,
                       scaling=_dmlmj_scaling(reg))
     top = lam[:n_components]
-    return dict(L=L[:n_components], info=dict(eigenvalues=lam, objective=float(np.sum(top + 1.0 / top))))
+    return dict(L=L[:n_components],
+                info=_anchor_info(dict(eigenvalues=lam, objective=float(np.sum(top + 1.0 / top))), anchors))
 
 
-def _kdmlmj_landmarks(X, codes, m, *, n_components, n_neighbors, reg, kernel, params, pad_to, random_state):
+def _kdmlmj_landmarks(X, codes, m, *, n_components, n_neighbors, reg, kernel, params, pad_to, random_state, anchors):
     """KDMLMJ for the Nystrom kernel of ``m`` landmarks: DMLMJ on the features, as the dense path on the
     kernel coordinates (:func:`jaxdml.eigen.kdmlmj_components`)."""
     lm = nystrom(X, kernel, params, m, random_state)
     nb = landmark_neighbourhoods(X, lm.Phi, codes, kernel, n_neighbors, n_neighbors, ("n_neighbors", "n_neighbors"),
-                                 "KDMLMJ")
+                                 "KDMLMJ", anchors)
     bucket = resolve_bucket(X.shape[0], pad_to)
     pos, pmask, neg, nmask = pad_neighbourhoods(X.shape[0], bucket, *nb)
     Phi, keep = padded_features(lm.Phi, bucket)
     lm = lm._replace(Phi=None)  # the padded copy serves from here (memory: one n x r array less)
     L, lam = x64_call(dmlmj_components, Phi, pos, neg, Phi.shape[1], float(reg), pmask, nmask, keep, use_factor=False,
                       scaling=_dmlmj_scaling(reg), span_tol=LANDMARK_TOL, slotwise=True)
-    return landmark_result(L, lm, n_components, kernel, params, dict(eigenvalues=lam, eigen_solver=dict(solver="dense")))
+    return landmark_result(L, lm, n_components, kernel, params,
+                           _anchor_info(dict(eigenvalues=lam, eigen_solver=dict(solver="dense")), anchors))
 
 
 def _kdmlmj(X, codes, n_classes, *, n_components, n_neighbors, reg, kernel, gamma, degree, coef0, eigen_solver="auto",
-            n_landmarks="auto", pad_to="auto", random_state=None, max_iter=None, tol=None, verbose=0):
+            n_landmarks="auto", max_anchors="auto", pad_to="auto", random_state=None, max_iter=None, tol=None,
+            verbose=0):
     n = X.shape[0]
     m = resolve_landmarks(n_landmarks, n, "KDMLMJ")
+    anchors = anchor_rows(codes, max_anchors, random_state)
     if m is not None:
         return _kdmlmj_landmarks(X, codes, m, n_components=n_components, n_neighbors=n_neighbors, reg=reg,
                                  kernel=kernel, params=kernel_parameters(X, kernel, gamma, degree, coef0),
-                                 pad_to=pad_to, random_state=random_state)
+                                 pad_to=pad_to, random_state=random_state, anchors=anchors)
     K, params = training_kernel(X, kernel, gamma, degree, coef0)
-    nb = kernel_neighbourhoods(K, codes, n_neighbors, n_neighbors, ("n_neighbors", "n_neighbors"), "KDMLMJ")
+    nb = kernel_neighbourhoods(K, codes, n_neighbors, n_neighbors, ("n_neighbors", "n_neighbors"), "KDMLMJ", anchors)
     bucket = resolve_bucket(n, pad_to)
     pos, pmask, neg, nmask = pad_neighbourhoods(n, bucket, *nb)
     if float(reg) > 0 and use_truncated(eigen_solver, bucket, n_components):  # reg=0: the dense path
         A, lam, how = x64_call(kdmlmj_components_truncated, pad_square(K, bucket), pos, neg, n_components,
                                float(reg), pmask, nmask, n, scaling=_dmlmj_scaling(reg))
-        return kernel_result(A, n_components, X, kernel, params, dict(eigenvalues=lam, eigen_solver=how))
+        return kernel_result(A, n_components, X, kernel, params, _anchor_info(dict(eigenvalues=lam, eigen_solver=how),
+                                                                              anchors))
     A, lam = x64_call(kdmlmj_components, pad_square(K, bucket), pos, neg, bucket, float(reg), pmask, nmask,
                       scaling=_dmlmj_scaling(reg))
-    return kernel_result(A, n_components, X, kernel, params, dict(eigenvalues=lam, eigen_solver=dict(solver="dense")))
+    return kernel_result(A, n_components, X, kernel, params,
+                         _anchor_info(dict(eigenvalues=lam, eigen_solver=dict(solver="dense")), anchors))
 
 
-DMLMJ_METHOD = Method("dmlmj", "L", _dmlmj, defaults=dict(n_neighbors=3, reg=0.1),
-                      constraints={"n_neighbors": POSITIVE_INT, "reg": [Interval(numbers.Real, 0, None)]},
+DMLMJ_METHOD = Method("dmlmj", "L", _dmlmj, defaults=dict(n_neighbors=3, reg=0.1, max_anchors="auto"),
+                      constraints={"n_neighbors": POSITIVE_INT, "reg": [Interval(numbers.Real, 0, None)],
+                                   "max_anchors": MAX_ROWS},
                       settings=frozenset({"pad_to", "n_neighbors"}), estimator="DMLMJ")
 KDMLMJ_METHOD = Method("kdmlmj", "A", _kdmlmj, defaults=dict(n_neighbors=3, reg=0.1, eigen_solver="auto",
-                                                           **KERNEL_DEFAULTS),
+                                                           max_anchors="auto", **KERNEL_DEFAULTS),
                        constraints={**KERNEL_CONSTRAINTS, "n_neighbors": POSITIVE_INT,
-                                    "reg": [Interval(numbers.Real, 0, None)], "eigen_solver": EIGEN_SOLVER},
+                                    "reg": [Interval(numbers.Real, 0, None)], "eigen_solver": EIGEN_SOLVER,
+                                    "max_anchors": MAX_ROWS},
                        settings=frozenset({"pad_to", "n_neighbors"}), estimator="KDMLMJ")
 
 
 class DMLMJ(BaseMetricLearner):
-    r"""Distance Metric Learning through the Maximization of the Jeffrey divergence.
+    __doc__ = r"""Distance Metric Learning through the Maximization of the Jeffrey divergence.
 
     Models the differences between each sample and its ``n_neighbors`` nearest classmates
     (covariance :math:`\Sigma_S`) and its ``n_neighbors`` nearest other-class samples
@@ -120,7 +136,9 @@ class DMLMJ(BaseMetricLearner):
         With the default the mean 10-fold 3-NN accuracy on the 12 KEEL datasets of the paper's
         basic experiment is 0.866 (0.865 before directions without data got zero rows: monk-2
         0.984 -> 1.000, balance 0.966 -> 0.965; 0.856 to 0.864 for ``reg`` between 1e-6 and 0.3
-        then).
+        then).""" + MAX_ANCHORS_DOC + r"""
+    random_state : int, RandomState or None, default=None
+        Seeds the choice of anchors above ``max_anchors`` rows (None: deterministic, seed 0).
 
     Attributes
     ----------
@@ -145,12 +163,15 @@ class DMLMJ(BaseMetricLearner):
 
     _record = DMLMJ_METHOD
     _parameter_constraints = {"n_components": _N_COMPONENTS, "n_neighbors": POSITIVE_INT,
-                              "reg": [Interval(numbers.Real, 0, None)]}
+                              "reg": [Interval(numbers.Real, 0, None)], "max_anchors": MAX_ROWS,
+                              "random_state": ["random_state"]}
 
-    def __init__(self, n_components=None, *, n_neighbors=3, reg=0.1):
+    def __init__(self, n_components=None, *, n_neighbors=3, reg=0.1, max_anchors="auto", random_state=None):
         self.n_components = n_components
         self.n_neighbors = n_neighbors
         self.reg = reg
+        self.max_anchors = max_anchors
+        self.random_state = random_state
 
 
 class KDMLMJ(KernelMetricLearner):
@@ -170,9 +191,9 @@ class KDMLMJ(KernelMetricLearner):
     """ + KERNEL_DOC + EIGEN_SOLVER_DOC + r"""
         (``reg=0`` always uses the dense path.)""" + N_LANDMARKS_DOC + r"""
         On landmarks it is DMLMJ on the Nystrom features (the dense path's problem for the Nystrom
-        kernel; neighbourhoods as :class:`KANMM`'s).
+        kernel; neighbourhoods as :class:`KANMM`'s).""" + MAX_ANCHORS_DOC + r"""
     random_state : int, RandomState or None, default=None
-        Seeds the choice of landmarks (None: deterministic, seed 0).""" + KERNEL_ATTRIBUTES + r"""
+        Seeds the choice of landmarks and anchors (None: deterministic, seed 0).""" + KERNEL_ATTRIBUTES + r"""
     Examples
     --------
     >>> from sklearn.datasets import load_iris
@@ -190,10 +211,10 @@ class KDMLMJ(KernelMetricLearner):
     _record = KDMLMJ_METHOD
     _parameter_constraints = {**KernelMetricLearner._parameter_constraints, "n_components": _N_COMPONENTS,
                               "n_neighbors": POSITIVE_INT, "reg": [Interval(numbers.Real, 0, None)],
-                              "eigen_solver": EIGEN_SOLVER}
+                              "eigen_solver": EIGEN_SOLVER, "max_anchors": MAX_ROWS}
 
     def __init__(self, n_components=None, *, n_neighbors=3, reg=0.1, kernel="rbf", gamma=None, degree=3, coef0=1,
-                 eigen_solver="auto", n_landmarks="auto", random_state=None):
+                 eigen_solver="auto", n_landmarks="auto", max_anchors="auto", random_state=None):
         self.n_components = n_components
         self.n_neighbors = n_neighbors
         self.reg = reg
@@ -203,4 +224,5 @@ class KDMLMJ(KernelMetricLearner):
         self.coef0 = coef0
         self.eigen_solver = eigen_solver
         self.n_landmarks = n_landmarks
+        self.max_anchors = max_anchors
         self.random_state = random_state

@@ -16,10 +16,32 @@ from ..kernels import check_kernel_params, kernel_matrix
 from ..neighbors import other_class_neighbors, same_class_neighbors
 from ..solvers._result import KernelFittedMetric
 from .._warnings import warn as _warn
+from ._record import rows_to_fit
 
-__all__ = ["linear_neighbourhoods", "kernel_neighbourhoods", "landmark_neighbourhoods", "kernel_parameters",
+__all__ = ["anchor_rows", "NEIGHBOURHOOD_MAX_ANCHORS", "MAX_ANCHORS_DOC", "linear_neighbourhoods", "kernel_neighbourhoods", "landmark_neighbourhoods", "kernel_parameters",
            "training_kernel", "kernel_result",
            "KERNEL_DOC", "KERNEL_ATTRIBUTES"]
+
+
+#: ``max_anchors="auto"`` of the neighbourhood methods (ANMM, DMLMJ and their kernel forms): above this
+#: many training rows their scatter matrices sum over a class-stratified random subset of this many
+#: anchor rows, each with its exact neighbourhood among *all* rows (an unbiased estimate of the full
+#: sums; the O(N^2 d) search of every row's neighbours becomes O(anchors N d)). Chosen by
+#: ``benchmarks/PROTOCOL.md``, round 8.
+NEIGHBOURHOOD_MAX_ANCHORS = 20_000
+
+MAX_ANCHORS_DOC = """
+    max_anchors : "auto", int or None, default="auto"
+        Above this many training rows (``"auto"``: 20 000) the neighbourhood scatter matrices are
+        summed over a class-stratified random subset of ``max_anchors`` anchor rows, each with its
+        exact neighbourhoods among all rows (seeded by ``random_state``): the search costs
+        O(max_anchors N d) instead of O(N^2 d). None: every row is an anchor.
+        ``result_.info["n_anchors"]`` reports the number used."""
+
+
+def anchor_rows(codes, max_anchors, random_state):
+    """Sorted anchor rows of a neighbourhood method under its ``max_anchors`` rule (None: every row)."""
+    return rows_to_fit(codes, max_anchors, NEIGHBOURHOOD_MAX_ANCHORS, random_state)
 
 
 def _warn_small(codes, n_same, n_diff, names, owner):
@@ -41,37 +63,38 @@ def _warn_small(codes, n_same, n_diff, names, owner):
         )
 
 
-def _neighbourhoods(source, kind, codes, n_same, n_diff, names, owner):
+def _neighbourhoods(source, kind, codes, n_same, n_diff, names, owner, anchors=None):
     """Nearest neighbours of every sample: ``n_same`` classmates (self excluded) and ``n_diff``
     samples of other classes, as ``(same_idx, same_mask, diff_idx, diff_mask)`` of shape (n, k),
     by the one search (:mod:`jaxdml.neighbors`, ties by lowest index). A sample whose class cannot
     provide the neighbours gets all there are (the remaining slots point at the sample itself with
-    mask 0), with a warning.
+    mask 0), with a warning. ``anchors`` (row indices, :func:`anchor_rows`): only those rows get
+    neighbourhoods (searched among all rows); the others have all-zero masks.
     """
     _warn_small(codes, n_same, n_diff, names, owner)
-    same, same_mask = same_class_neighbors(source, codes, n_same, kind=kind)
-    diff, diff_mask = other_class_neighbors(source, codes, n_diff, kind=kind)
+    same, same_mask = same_class_neighbors(source, codes, n_same, kind=kind, queries=anchors)
+    diff, diff_mask = other_class_neighbors(source, codes, n_diff, kind=kind, queries=anchors)
     return same, same_mask.astype(np.float64), diff, diff_mask.astype(np.float64)
 
 
-def linear_neighbourhoods(X, codes, n_same, n_diff, names, owner):
+def linear_neighbourhoods(X, codes, n_same, n_diff, names, owner, anchors=None):
     """Neighbourhoods by Euclidean distance."""
-    return _neighbourhoods(X, "points", codes, n_same, n_diff, names, owner)
+    return _neighbourhoods(X, "points", codes, n_same, n_diff, names, owner, anchors)
 
 
-def kernel_neighbourhoods(K, codes, n_same, n_diff, names, owner):
+def kernel_neighbourhoods(K, codes, n_same, n_diff, names, owner, anchors=None):
     """Neighbourhoods by feature-space distances ``K_ii + K_jj - 2 K_ij``."""
-    return _neighbourhoods(K, "kernel", codes, n_same, n_diff, names, owner)
+    return _neighbourhoods(K, "kernel", codes, n_same, n_diff, names, owner, anchors)
 
 
-def landmark_neighbourhoods(X, Phi, codes, kernel, n_same, n_diff, names, owner):
+def landmark_neighbourhoods(X, Phi, codes, kernel, n_same, n_diff, names, owner, anchors=None):
     """Neighbourhoods as :func:`kernel_neighbourhoods` returns them, for the landmark path, never forming
     the ``n x n`` kernel (memory ``O(block n)``). For the rbf and linear kernels the feature-space distance
     increases with the Euclidean one, so the search runs on ``X`` and the neighbourhoods are the exact
     feature-space ones; for the others it runs on the Nystrom features ``Phi`` (their distances approximate
     the feature-space ones)."""
     P = X if isinstance(kernel, str) and kernel in ("rbf", "linear") else Phi
-    return _neighbourhoods(P, "points", codes, n_same, n_diff, names, owner)
+    return _neighbourhoods(P, "points", codes, n_same, n_diff, names, owner, anchors)
 
 
 def kernel_parameters(X, kernel, gamma, degree, coef0) -> dict:
