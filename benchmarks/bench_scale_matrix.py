@@ -27,12 +27,15 @@ Cases are ``DATASET:N`` (N training rows):
     python benchmarks/bench_scale_matrix.py --markdown table.md             # also write the table
 
 ``--plan METHODS=CASES[@SECONDS]`` may repeat; METHODS is ``all``, ``rest`` (every method no other
-plan names) or a comma list of registered names; ``@SECONDS`` sets that plan's time limit per fit. Results: a Markdown table on stdout, JSON in ``--out``.
+plan names) or a comma list of registered names, each optionally with settings that replace its
+defaults, ``NAME:key=value;key=value`` (values as Python literals: ``dmlmj:max_anchors=None``);
+``@SECONDS`` sets that plan's time limit per fit. Results: a Markdown table on stdout, JSON in ``--out``.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import os
 import subprocess
@@ -135,10 +138,28 @@ def device_peak_mib():
     return None if peak is None else peak / 2**20
 
 
+def method_settings(spec):
+    """``(name, settings)`` of a plan's method ``NAME[:key=value;...]`` (values as Python literals, else
+    strings)."""
+    name, _, rest = spec.partition(":")
+    settings = {}
+    for item in filter(None, rest.split(";")):
+        key, eq, value = item.partition("=")
+        if not eq:
+            raise SystemExit(f"--plan: setting {item!r} of {spec!r} is not key=value")
+        try:
+            settings[key] = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            settings[key] = value
+    return name, settings
+
+
 def worker(method, path, n):
     import jax
 
     import jaxdml
+
+    method, settings = method_settings(method)
 
     data = np.load(path)
     Xtr, ytr = subset(data["Xtr"], data["ytr"], len(data["ytr"]) if n == "full" else int(n))
@@ -146,7 +167,7 @@ def worker(method, path, n):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         t0, c0 = time.perf_counter(), time.process_time()
-        fitted = jaxdml.fit(Xtr, ytr, loss=method, random_state=0)
+        fitted = jaxdml.fit(Xtr, ytr, loss=method, **{"random_state": 0, **settings})
         Ztr, Zte = np.asarray(fitted.transform(Xtr)), np.asarray(fitted.transform(Xte))
         fit_s, cpu_s = time.perf_counter() - t0, time.process_time() - c0
     out = dict(n_train=len(ytr), n_features=Xtr.shape[1], n_classes=int(ytr.max()) + 1, fit_s=fit_s, cpu_s=cpu_s,
@@ -164,10 +185,10 @@ def parse_plans(plans, registered):
     for plan in plans:
         plan, _, seconds = plan.partition("@")
         timeout = float(seconds) if seconds else None
-        methods, _, cases = plan.partition("=")
+        methods, _, cases = plan.rpartition("=")  # settings may hold "=", cases never do
         names = methods.split(",")
         for m in names:
-            if m not in ("all", "rest") and m not in registered:
+            if m not in ("all", "rest") and method_settings(m)[0] not in registered:
                 raise SystemExit(f"--plan: {m!r} is not a registered method (jaxdml methods lists them)")
         named.update(m for m in names if m not in ("all", "rest"))
         parsed.append((names, [_case(c) for c in cases.split(",")], timeout))

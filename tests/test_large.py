@@ -167,6 +167,11 @@ def test_fit_picks_the_large_data_path_by_itself(rng):
     sub = jaxdml.make_problem(X[:2000], y[:2000], n_neighbors=3)
     f = jax.jit(losses.lmnn_metric)
     assert float(f(jnp.asarray(m.M), sub)) < float(f(jnp.eye(8), sub))
+    # the neighbourhood methods: every row an anchor up to 20 000 rows, 20 000 stratified anchors above
+    # (their neighbourhoods searched among all rows, on the chunked device path)
+    for loss in ("anmm", "dmlmj"):
+        assert "n_anchors" not in jaxdml.fit(X[:20000], y[:20000], loss=loss).info
+        assert jaxdml.fit(X, y, loss=loss).info["n_anchors"] == 20000
 
 
 SCRIPT = textwrap.dedent("""
