@@ -189,6 +189,22 @@ def test_max_anchors_sums_the_anchors_neighbourhoods_among_all_rows(wine, loss):
     np.testing.assert_array_equal(full.L, jaxdml.fit(X, y, loss=loss, n_components=3, max_anchors=None).L)
 
 
+def test_the_anchored_rows_carry_the_whole_scatter(wine, x64):
+    """The scatter over every row with only the anchors' masks set equals the scatter over the anchors
+    and their neighbours alone (``anchored_rows``), re-indexed: what the landmark paths compute on."""
+    from jaxdml.eigen._anmm import neighbourhood_scatter
+    from jaxdml.methods._neighbourhoods import anchor_rows, anchored_rows, linear_neighbourhoods
+    X, y = wine
+    anchors = anchor_rows(y, 40, 0)
+    nb = linear_neighbourhoods(X, y, 3, 2, ("a", "b"), "test", anchors)
+    rows, (same, sm, diff, dm) = anchored_rows(nb, anchors)
+    assert rows.size < len(y) and np.isin(anchors, rows).all()
+    for full_idx, full_mask, idx, mask in ((nb[0], nb[1], same, sm), (nb[2], nb[3], diff, dm)):
+        np.testing.assert_allclose(neighbourhood_scatter(X[rows], idx, mask), neighbourhood_scatter(X, full_idx, full_mask),
+                                   rtol=1e-12, atol=1e-12)
+    assert anchored_rows(nb, None) == (None, nb)
+
+
 def test_dmlmj_full_dimension_metric(wine):
     X, y = wine
     res = jaxdml.fit(X, y, loss="dmlmj", reg=0.1)

@@ -16,7 +16,8 @@ from ..eigen._anmm import kanmm_components_truncated
 from ..eigen._truncated import use_truncated
 from ._base import BaseMetricLearner, KernelMetricLearner
 from ._landmarks import N_LANDMARKS_DOC, landmark_result, nystrom, padded_features, resolve_landmarks
-from ._neighbourhoods import (KERNEL_ATTRIBUTES, KERNEL_DOC, MAX_ANCHORS_DOC, anchor_rows, kernel_neighbourhoods,
+from ._neighbourhoods import (KERNEL_ATTRIBUTES, KERNEL_DOC, MAX_ANCHORS_DOC, anchor_rows, anchored_rows,
+                              kernel_neighbourhoods,
                               kernel_parameters, kernel_result, landmark_neighbourhoods, linear_neighbourhoods,
                               training_kernel)
 from ._record import (EIGEN_SOLVER, EIGEN_SOLVER_DOC, KERNEL_CONSTRAINTS, KERNEL_DEFAULTS, MAX_ROWS, POSITIVE_INT,
@@ -40,11 +41,13 @@ def _anmm(X, codes, n_classes, *, n_components, n_friends, n_enemies, max_anchor
           random_state=None, max_iter=None, tol=None, verbose=0):
     n, d = X.shape
     anchors = anchor_rows(codes, max_anchors, random_state)
-    nb = linear_neighbourhoods(X, codes, n_friends, n_enemies, ("n_friends", "n_enemies"), "ANMM", anchors)
-    bucket = resolve_bucket(n, pad_to)
-    friends, fmask, enemies, emask = pad_neighbourhoods(n, bucket, *nb)
+    rows, nb = anchored_rows(linear_neighbourhoods(X, codes, n_friends, n_enemies, ("n_friends", "n_enemies"), "ANMM",
+                                                   anchors), anchors)
+    Xs = X if rows is None else X[rows]
+    bucket = resolve_bucket(Xs.shape[0], pad_to)
+    friends, fmask, enemies, emask = pad_neighbourhoods(Xs.shape[0], bucket, *nb)
     # all d rows are computed, then sliced: one compiled program serves every n_components
-    L, w = x64_call(anmm_components, pad_rows(X, bucket), friends, enemies, d, fmask, emask)
+    L, w = x64_call(anmm_components, pad_rows(Xs, bucket), friends, enemies, d, fmask, emask)
     return dict(L=L[:n_components], info=_margin_info(w, n_components, n, anchors))
 
 
@@ -53,11 +56,12 @@ def _kanmm_landmarks(X, codes, m, *, n_components, n_friends, n_enemies, kernel,
     """KANMM for the Nystrom kernel of ``m`` landmarks: ANMM on the features, as the dense path on the
     kernel coordinates (:func:`jaxdml.eigen.kanmm_components`)."""
     lm = nystrom(X, kernel, params, m, random_state)
-    nb = landmark_neighbourhoods(X, lm.Phi, codes, kernel, n_friends, n_enemies, ("n_friends", "n_enemies"), "KANMM",
-                                 anchors)
-    bucket = resolve_bucket(X.shape[0], pad_to)
-    friends, fmask, enemies, emask = pad_neighbourhoods(X.shape[0], bucket, *nb)
-    Phi, keep = padded_features(lm.Phi, bucket)
+    rows, nb = anchored_rows(landmark_neighbourhoods(X, lm.Phi, codes, kernel, n_friends, n_enemies,
+                                                     ("n_friends", "n_enemies"), "KANMM", anchors), anchors)
+    Phi = lm.Phi if rows is None else lm.Phi[rows]
+    bucket = resolve_bucket(Phi.shape[0], pad_to)
+    friends, fmask, enemies, emask = pad_neighbourhoods(Phi.shape[0], bucket, *nb)
+    Phi, keep = padded_features(Phi, bucket)
     lm = lm._replace(Phi=None)  # the padded copy serves from here (memory: one n x r array less)
     L, w = x64_call(anmm_components, Phi, friends, enemies, Phi.shape[1], fmask, emask, keep, slotwise=True)
     return landmark_result(L, lm, n_components, kernel, params,

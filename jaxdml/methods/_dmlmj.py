@@ -17,7 +17,8 @@ from ..eigen._truncated import use_truncated
 from ._base import BaseMetricLearner, KernelMetricLearner
 from ..kernels._landmarks import LANDMARK_TOL
 from ._landmarks import N_LANDMARKS_DOC, landmark_result, nystrom, padded_features, resolve_landmarks
-from ._neighbourhoods import (KERNEL_ATTRIBUTES, KERNEL_DOC, MAX_ANCHORS_DOC, anchor_rows, kernel_neighbourhoods,
+from ._neighbourhoods import (KERNEL_ATTRIBUTES, KERNEL_DOC, MAX_ANCHORS_DOC, anchor_rows, anchored_rows,
+                              kernel_neighbourhoods,
                               kernel_parameters, kernel_result, landmark_neighbourhoods, linear_neighbourhoods,
                               training_kernel)
 from ._record import (EIGEN_SOLVER, EIGEN_SOLVER_DOC, KERNEL_CONSTRAINTS, KERNEL_DEFAULTS, MAX_ROWS, POSITIVE_INT,
@@ -40,12 +41,14 @@ def _anchor_info(info, anchors):
 
 def _dmlmj(X, codes, n_classes, *, n_components, n_neighbors, reg, max_anchors="auto", pad_to="auto",
            random_state=None, max_iter=None, tol=None, verbose=0):
-    n, d = X.shape
+    d = X.shape[1]
     anchors = anchor_rows(codes, max_anchors, random_state)
-    nb = linear_neighbourhoods(X, codes, n_neighbors, n_neighbors, ("n_neighbors", "n_neighbors"), "DMLMJ", anchors)
-    bucket = resolve_bucket(n, pad_to)
-    pos, pmask, neg, nmask = pad_neighbourhoods(n, bucket, *nb)
-    L, lam = x64_call(dmlmj_components, pad_rows(X, bucket), pos, neg, d, float(reg), pmask, nmask,
+    rows, nb = anchored_rows(linear_neighbourhoods(X, codes, n_neighbors, n_neighbors, ("n_neighbors", "n_neighbors"),
+                                                   "DMLMJ", anchors), anchors)
+    Xs = X if rows is None else X[rows]
+    bucket = resolve_bucket(Xs.shape[0], pad_to)
+    pos, pmask, neg, nmask = pad_neighbourhoods(Xs.shape[0], bucket, *nb)
+    L, lam = x64_call(dmlmj_components, pad_rows(Xs, bucket), pos, neg, d, float(reg), pmask, nmask,
                       scaling=_dmlmj_scaling(reg))
     top = lam[:n_components]
     return dict(L=L[:n_components],
@@ -56,11 +59,12 @@ def _kdmlmj_landmarks(X, codes, m, *, n_components, n_neighbors, reg, kernel, pa
     """KDMLMJ for the Nystrom kernel of ``m`` landmarks: DMLMJ on the features, as the dense path on the
     kernel coordinates (:func:`jaxdml.eigen.kdmlmj_components`)."""
     lm = nystrom(X, kernel, params, m, random_state)
-    nb = landmark_neighbourhoods(X, lm.Phi, codes, kernel, n_neighbors, n_neighbors, ("n_neighbors", "n_neighbors"),
-                                 "KDMLMJ", anchors)
-    bucket = resolve_bucket(X.shape[0], pad_to)
-    pos, pmask, neg, nmask = pad_neighbourhoods(X.shape[0], bucket, *nb)
-    Phi, keep = padded_features(lm.Phi, bucket)
+    rows, nb = anchored_rows(landmark_neighbourhoods(X, lm.Phi, codes, kernel, n_neighbors, n_neighbors,
+                                                     ("n_neighbors", "n_neighbors"), "KDMLMJ", anchors), anchors)
+    Phi = lm.Phi if rows is None else lm.Phi[rows]
+    bucket = resolve_bucket(Phi.shape[0], pad_to)
+    pos, pmask, neg, nmask = pad_neighbourhoods(Phi.shape[0], bucket, *nb)
+    Phi, keep = padded_features(Phi, bucket)
     lm = lm._replace(Phi=None)  # the padded copy serves from here (memory: one n x r array less)
     L, lam = x64_call(dmlmj_components, Phi, pos, neg, Phi.shape[1], float(reg), pmask, nmask, keep, use_factor=False,
                       scaling=_dmlmj_scaling(reg), span_tol=LANDMARK_TOL, slotwise=True)

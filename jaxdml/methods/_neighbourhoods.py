@@ -18,7 +18,7 @@ from ..solvers._result import KernelFittedMetric
 from .._warnings import warn as _warn
 from ._record import rows_to_fit
 
-__all__ = ["anchor_rows", "NEIGHBOURHOOD_MAX_ANCHORS", "MAX_ANCHORS_DOC", "linear_neighbourhoods", "kernel_neighbourhoods", "landmark_neighbourhoods", "kernel_parameters",
+__all__ = ["anchor_rows", "anchored_rows", "NEIGHBOURHOOD_MAX_ANCHORS", "MAX_ANCHORS_DOC", "linear_neighbourhoods", "kernel_neighbourhoods", "landmark_neighbourhoods", "kernel_parameters",
            "training_kernel", "kernel_result",
            "KERNEL_DOC", "KERNEL_ATTRIBUTES"]
 
@@ -42,6 +42,19 @@ MAX_ANCHORS_DOC = """
 def anchor_rows(codes, max_anchors, random_state):
     """Sorted anchor rows of a neighbourhood method under its ``max_anchors`` rule (None: every row)."""
     return rows_to_fit(codes, max_anchors, NEIGHBOURHOOD_MAX_ANCHORS, random_state)
+
+
+def anchored_rows(nb, anchors):
+    """``(rows, nb)``: the rows the neighbourhood sums involve (the anchors and their neighbours, sorted)
+    and the neighbourhoods ``(same, same_mask, diff, diff_mask)`` restricted and re-indexed to them, so
+    that the scatter is computed over those rows only; ``(None, nb)`` when every row is an anchor."""
+    if anchors is None:
+        return None, nb
+    same, same_mask, diff, diff_mask = nb
+    rows = np.unique(np.concatenate([anchors, same[anchors].ravel(), diff[anchors].ravel()]))
+    at = np.full(same.shape[0], -1, np.int64)
+    at[rows] = np.arange(rows.size)  # a non-anchor row's slots point at itself, which is kept
+    return rows, (at[same[rows]], same_mask[rows], at[diff[rows]], diff_mask[rows])
 
 
 def _warn_small(codes, n_same, n_diff, names, owner):
