@@ -15,11 +15,10 @@ from ..eigen import anmm_components, kanmm_components
 from ..eigen._anmm import kanmm_components_truncated
 from ..eigen._truncated import use_truncated
 from ._base import BaseMetricLearner, KernelMetricLearner
-from ._landmarks import N_LANDMARKS_DOC, landmark_result, nystrom, padded_features, resolve_landmarks
+from ._landmarks import N_LANDMARKS_DOC, landmark_result, resolve_landmarks
 from ._neighbourhoods import (KERNEL_ATTRIBUTES, KERNEL_DOC, MAX_ANCHORS_DOC, anchor_rows, anchored_rows,
-                              kernel_neighbourhoods,
-                              kernel_parameters, kernel_result, landmark_neighbourhoods, linear_neighbourhoods,
-                              training_kernel)
+                              kernel_neighbourhoods, kernel_parameters, kernel_result, landmark_problem,
+                              linear_neighbourhoods, training_kernel)
 from ._record import (EIGEN_SOLVER, EIGEN_SOLVER_DOC, KERNEL_CONSTRAINTS, KERNEL_DEFAULTS, MAX_ROWS, POSITIVE_INT,
                       Method)
 
@@ -55,14 +54,9 @@ def _kanmm_landmarks(X, codes, m, *, n_components, n_friends, n_enemies, kernel,
                      anchors):
     """KANMM for the Nystrom kernel of ``m`` landmarks: ANMM on the features, as the dense path on the
     kernel coordinates (:func:`jaxdml.eigen.kanmm_components`)."""
-    lm = nystrom(X, kernel, params, m, random_state)
-    rows, nb = anchored_rows(landmark_neighbourhoods(X, lm.Phi, codes, kernel, n_friends, n_enemies,
-                                                     ("n_friends", "n_enemies"), "KANMM", anchors), anchors)
-    Phi = lm.Phi if rows is None else lm.Phi[rows]
-    bucket = resolve_bucket(Phi.shape[0], pad_to)
-    friends, fmask, enemies, emask = pad_neighbourhoods(Phi.shape[0], bucket, *nb)
-    Phi, keep = padded_features(Phi, bucket)
-    lm = lm._replace(Phi=None)  # the padded copy serves from here (memory: one n x r array less)
+    lm, Phi, keep, (friends, fmask, enemies, emask) = landmark_problem(
+        X, codes, kernel, params, m, n_friends, n_enemies, ("n_friends", "n_enemies"), "KANMM", anchors, pad_to,
+        random_state)
     L, w = x64_call(anmm_components, Phi, friends, enemies, Phi.shape[1], fmask, emask, keep, slotwise=True)
     return landmark_result(L, lm, n_components, kernel, params,
                            dict(_margin_info(w, n_components, X.shape[0], anchors), eigen_solver=dict(solver="dense")))

@@ -16,11 +16,10 @@ from ..eigen._dmlmj import kdmlmj_components_truncated
 from ..eigen._truncated import use_truncated
 from ._base import BaseMetricLearner, KernelMetricLearner
 from ..kernels._landmarks import LANDMARK_TOL
-from ._landmarks import N_LANDMARKS_DOC, landmark_result, nystrom, padded_features, resolve_landmarks
+from ._landmarks import N_LANDMARKS_DOC, landmark_result, resolve_landmarks
 from ._neighbourhoods import (KERNEL_ATTRIBUTES, KERNEL_DOC, MAX_ANCHORS_DOC, anchor_rows, anchored_rows,
-                              kernel_neighbourhoods,
-                              kernel_parameters, kernel_result, landmark_neighbourhoods, linear_neighbourhoods,
-                              training_kernel)
+                              kernel_neighbourhoods, kernel_parameters, kernel_result, landmark_problem,
+                              linear_neighbourhoods, training_kernel)
 from ._record import (EIGEN_SOLVER, EIGEN_SOLVER_DOC, KERNEL_CONSTRAINTS, KERNEL_DEFAULTS, MAX_ROWS, POSITIVE_INT,
                       Method)
 
@@ -58,14 +57,9 @@ def _dmlmj(X, codes, n_classes, *, n_components, n_neighbors, reg, max_anchors="
 def _kdmlmj_landmarks(X, codes, m, *, n_components, n_neighbors, reg, kernel, params, pad_to, random_state, anchors):
     """KDMLMJ for the Nystrom kernel of ``m`` landmarks: DMLMJ on the features, as the dense path on the
     kernel coordinates (:func:`jaxdml.eigen.kdmlmj_components`)."""
-    lm = nystrom(X, kernel, params, m, random_state)
-    rows, nb = anchored_rows(landmark_neighbourhoods(X, lm.Phi, codes, kernel, n_neighbors, n_neighbors,
-                                                     ("n_neighbors", "n_neighbors"), "KDMLMJ", anchors), anchors)
-    Phi = lm.Phi if rows is None else lm.Phi[rows]
-    bucket = resolve_bucket(Phi.shape[0], pad_to)
-    pos, pmask, neg, nmask = pad_neighbourhoods(Phi.shape[0], bucket, *nb)
-    Phi, keep = padded_features(Phi, bucket)
-    lm = lm._replace(Phi=None)  # the padded copy serves from here (memory: one n x r array less)
+    lm, Phi, keep, (pos, pmask, neg, nmask) = landmark_problem(
+        X, codes, kernel, params, m, n_neighbors, n_neighbors, ("n_neighbors", "n_neighbors"), "KDMLMJ", anchors,
+        pad_to, random_state)
     L, lam = x64_call(dmlmj_components, Phi, pos, neg, Phi.shape[1], float(reg), pmask, nmask, keep, use_factor=False,
                       scaling=_dmlmj_scaling(reg), span_tol=LANDMARK_TOL, slotwise=True)
     return landmark_result(L, lm, n_components, kernel, params,

@@ -16,9 +16,11 @@ from ..kernels import check_kernel_params, kernel_matrix
 from ..neighbors import other_class_neighbors, same_class_neighbors
 from ..solvers._result import KernelFittedMetric
 from .._warnings import warn as _warn
+from .._padding import pad_neighbourhoods, resolve_bucket
+from ._landmarks import nystrom, padded_features
 from ._record import rows_to_fit
 
-__all__ = ["anchor_rows", "anchored_rows", "NEIGHBOURHOOD_MAX_ANCHORS", "MAX_ANCHORS_DOC", "linear_neighbourhoods", "kernel_neighbourhoods", "landmark_neighbourhoods", "kernel_parameters",
+__all__ = ["anchor_rows", "anchored_rows", "landmark_problem", "NEIGHBOURHOOD_MAX_ANCHORS", "MAX_ANCHORS_DOC", "linear_neighbourhoods", "kernel_neighbourhoods", "landmark_neighbourhoods", "kernel_parameters",
            "training_kernel", "kernel_result",
            "KERNEL_DOC", "KERNEL_ATTRIBUTES"]
 
@@ -108,6 +110,22 @@ def landmark_neighbourhoods(X, Phi, codes, kernel, n_same, n_diff, names, owner,
     the feature-space ones)."""
     P = X if isinstance(kernel, str) and kernel in ("rbf", "linear") else Phi
     return _neighbourhoods(P, "points", codes, n_same, n_diff, names, owner, anchors)
+
+
+def landmark_problem(X, codes, kernel, params, m, n_same, n_diff, names, owner, anchors, pad_to, random_state):
+    """The landmark paths' problem: ``(lm, Phi, keep, (same, same_mask, diff, diff_mask))`` with the
+    Nystrom map ``lm`` of ``m`` landmarks (its features dropped), the padded features ``Phi`` of the
+    rows the sums involve (every row, or the anchors and their neighbours), their feature mask ``keep``
+    and the padded neighbourhoods (:func:`landmark_neighbourhoods`) re-indexed to those rows."""
+    lm = nystrom(X, kernel, params, m, random_state)
+    rows, nb = anchored_rows(landmark_neighbourhoods(X, lm.Phi, codes, kernel, n_same, n_diff, names, owner, anchors),
+                             anchors)
+    Phi = lm.Phi if rows is None else lm.Phi[rows]
+    lm = lm._replace(Phi=None)  # only the features of the rows involved are kept (memory: one n x r array less)
+    bucket = resolve_bucket(Phi.shape[0], pad_to)
+    nb = pad_neighbourhoods(Phi.shape[0], bucket, *nb)
+    Phi, keep = padded_features(Phi, bucket)
+    return lm, Phi, keep, nb
 
 
 def kernel_parameters(X, kernel, gamma, degree, coef0) -> dict:
