@@ -50,7 +50,7 @@ DEVICE_SEARCH_ABOVE = 5000
 KINDS = ("points", "kernel", "distances")
 
 def _operands(source, kind, Y, L, diag, xp, dtype):
-    """``(A, B, aq, ar, n, m)`` of :func:`_block_dists` for a search input (``xp``/``dtype``: where it runs)."""
+    """``(A, B, aq, ar, n, m)`` of the search kernels (:mod:`jaxdml._search_kernels`) for a search input (``xp``/``dtype``: where it runs)."""
     conv = (lambda a: np.asarray(a, np.float64)) if xp is np else (lambda a: to_device(np.asarray(a), dtype))
     if kind == "points":
         A = conv(source)
@@ -161,17 +161,16 @@ def _run(source, kind, Y, L, diag, ql, rl, r_valid, ids_q, ids_r, *, k, mode, de
     return np.where(np.isfinite(dist), idx, -1), dist
 
 
-def _class_input(source, kind, rows, cols):
+def _class_input(source, kind, rows, cols=None):
     """``(A, Y, diag)`` of the search of the query rows ``rows`` against the references ``cols`` (sample
-    indices; for a matrix input, its rows and columns)."""
-    if kind == "points":
-        X = np.asarray(source)
-        return X[rows], X[cols], None
+    indices, None: every sample; for a matrix input, its rows and columns)."""
     S = np.asarray(source)
-    sub = S[np.ix_(rows, cols)]
+    if kind == "points":
+        return S[rows], (S if cols is None else S[cols]), None
+    sub = S[rows] if cols is None else S[np.ix_(rows, cols)]
     if kind == "kernel":
         d = np.diag(S)
-        return sub, None, (d[rows], d[cols])
+        return sub, None, (d[rows], (d if cols is None else d[cols]))
     return sub, None, None
 
 
@@ -250,7 +249,7 @@ def other_class_neighbors(source, codes, m: int, *, kind: str = "points", L=None
     else:
         found = np.full((n, min(m, n)), -1, np.int32)
         if wanted.size:
-            A, Y, diag = _class_input(source, kind, wanted, np.arange(n))
+            A, Y, diag = _class_input(source, kind, wanted)
             found[wanted], _ = knn_search(A, min(m, n), kind=kind, Y=Y, L=L, diag=diag, labels=codes[wanted],
                                           y_labels=codes, mode="other", exclude_self=False,
                                           device=_on_device(n, n, device), block_elements=block_elements)

@@ -20,7 +20,8 @@ from .._padding import pad_neighbourhoods, resolve_bucket
 from ._landmarks import nystrom, padded_features
 from ._record import rows_to_fit
 
-__all__ = ["anchor_rows", "anchored_rows", "landmark_problem", "NEIGHBOURHOOD_MAX_ANCHORS", "MAX_ANCHORS_DOC", "linear_neighbourhoods", "kernel_neighbourhoods", "landmark_neighbourhoods", "kernel_parameters",
+__all__ = ["anchor_rows", "anchored_rows", "landmark_problem", "NEIGHBOURHOOD_MAX_ANCHORS", "MAX_ANCHORS_DOC",
+           "linear_neighbourhoods", "kernel_neighbourhoods", "landmark_neighbourhoods", "kernel_parameters",
            "training_kernel", "kernel_result",
            "KERNEL_DOC", "KERNEL_ATTRIBUTES"]
 
