@@ -238,8 +238,8 @@ def test_entry_points_trace_their_products_at_the_configured_precision(rng, monk
     import jaxdml.neighbors as nb
 
     seen = []
-    real = nb._search
-    monkeypatch.setattr(nb, "_search", lambda *a, **k: seen.append(jax.config.jax_default_matmul_precision) or real(*a, **k))
+    real = nb.search
+    monkeypatch.setattr(nb, "search", lambda *a, **k: seen.append(jax.config.jax_default_matmul_precision) or real(*a, **k))
     X, y = _data(rng, 60)
     with jax.default_matmul_precision("tensorfloat32"):  # a caller's context does not lower it
         knn_search(X, 2, device=True)
