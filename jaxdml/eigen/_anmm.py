@@ -118,9 +118,11 @@ def anmm_components(X, friends_idx, enemies_idx, n_components: int, friends_mask
     ----------
     F. Wang, C. Zhang. Feature extraction by maximizing the average neighborhood margin. CVPR 2007.
     """
-    S = neighbourhood_scatter(X, enemies_idx, _average_weights(enemies_idx, enemies_mask), slotwise)
-    C = neighbourhood_scatter(X, friends_idx, _average_weights(friends_idx, friends_mask), slotwise)
-    G = S - C
+    # the scatter is linear in its weights: S - C is one scatter of both neighbourhoods, the friends'
+    # weights negated (one n x d x d product instead of two)
+    G = neighbourhood_scatter(X, jnp.concatenate([enemies_idx, friends_idx], axis=1),
+                              jnp.concatenate([_average_weights(enemies_idx, enemies_mask),
+                                               -_average_weights(friends_idx, friends_mask)], axis=1), slotwise)
     if feature_mask is not None:
         # dropped coordinates have zero rows/columns; push their eigenvalues below every real one
         shift = 2.0 * (jnp.sum(jnp.abs(G)) + 1.0)
