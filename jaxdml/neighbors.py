@@ -50,7 +50,8 @@ DEVICE_SEARCH_ABOVE = 5000
 KINDS = ("points", "kernel", "distances")
 
 def _operands(source, kind, Y, L, diag, xp, dtype):
-    """``(A, B, aq, ar, n, m)`` of the search kernels (:mod:`jaxdml._search_kernels`) for a search input (``xp``/``dtype``: where it runs)."""
+    """``(A, B, aq, ar, n, m)`` of the search kernels (:mod:`jaxdml._search_kernels`) for a search input
+    (``xp``/``dtype``: where it runs)."""
     conv = (lambda a: np.asarray(a, np.float64)) if xp is np else (lambda a: to_device(np.asarray(a), dtype))
     if kind == "points":
         A = conv(source)

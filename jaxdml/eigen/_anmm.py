@@ -64,6 +64,13 @@ def laplacian_apply(X, idx, weights):
     return deg[:, None] * X - pulled - pushed
 
 
+def _margin_graph(friends_idx, enemies_idx, wf, we):
+    """``(idx, weights)`` of the margin's graph: the enemies with their weights, the friends with theirs
+    negated. Scatters and Laplacians are linear in the weights, so its scatter is ``S - C`` and its
+    Laplacian ``G_S - G_C``, each in one pass."""
+    return jnp.concatenate([enemies_idx, friends_idx], axis=1), jnp.concatenate([we, -wf], axis=1)
+
+
 @functools.partial(jax.jit, static_argnames=("n_components", "slotwise"))
 def anmm_components(X, friends_idx, enemies_idx, n_components: int, friends_mask=None, enemies_mask=None,
                     feature_mask=None, slotwise: bool = False):
@@ -118,11 +125,9 @@ def anmm_components(X, friends_idx, enemies_idx, n_components: int, friends_mask
     ----------
     F. Wang, C. Zhang. Feature extraction by maximizing the average neighborhood margin. CVPR 2007.
     """
-    # the scatter is linear in its weights: S - C is one scatter of both neighbourhoods, the friends'
-    # weights negated (one n x d x d product instead of two)
-    G = neighbourhood_scatter(X, jnp.concatenate([enemies_idx, friends_idx], axis=1),
-                              jnp.concatenate([_average_weights(enemies_idx, enemies_mask),
-                                               -_average_weights(friends_idx, friends_mask)], axis=1), slotwise)
+    # one n x d x d product instead of two (see _margin_graph)
+    G = neighbourhood_scatter(X, *_margin_graph(friends_idx, enemies_idx, _average_weights(friends_idx, friends_mask),
+                                                _average_weights(enemies_idx, enemies_mask)), slotwise)
     if feature_mask is not None:
         # dropped coordinates have zero rows/columns; push their eigenvalues below every real one
         shift = 2.0 * (jnp.sum(jnp.abs(G)) + 1.0)
@@ -192,7 +197,7 @@ def kanmm_components(K, friends_idx, enemies_idx, n_components: int, friends_mas
 
 def _margin_laplacian_apply(X, friends_idx, enemies_idx, wf, we):
     """``(G_S - G_C) X``: the enemies' Laplacian minus the friends' (both symmetrised graphs)."""
-    return laplacian_apply(X, enemies_idx, we) - laplacian_apply(X, friends_idx, wf)
+    return laplacian_apply(X, *_margin_graph(friends_idx, enemies_idx, wf, we))
 
 
 def _kanmm_margin_apply(op, X):
