@@ -157,3 +157,22 @@ def test_linear_map_and_rectangular_kernel(x64, rng):
         np.testing.assert_allclose(dist, np.take_along_axis(D, ref, 1), rtol=0, atol=1e-12 * (1 + D.max()))
     with pytest.raises(ValueError, match="diag"):
         knn_search(X @ Y.T, 3, kind="kernel")
+
+
+@pytest.mark.parametrize("path", [False, True], indirect=True)
+def test_float32_rows_far_from_the_origin_keep_their_neighbours(rng, path):
+    """Rows of spread 1 around a point at distance 1e4 from the origin (as an embedding with a constant
+    offset gives, e.g. LDA's map of collinear features): in float32 the GEMM form of the untranslated
+    rows has squared norms of 1e8, whose round-off (about 8) exceeds the squared distances between
+    neighbours; the search translates the rows first, so it finds the neighbours that float64 differences
+    find (up to float32 round-off of the rows themselves: distance gaps below 1e-2 are not asserted)."""
+    Y = (rng.normal(size=(M, 3)) + 1e4).astype(np.float32)
+    X = (rng.normal(size=(N, 3)) + 1e4).astype(np.float32)
+    D = ((X.astype(np.float64)[:, None] - Y.astype(np.float64)[None]) ** 2).sum(-1)
+    order = np.argsort(D, axis=1, kind="stable")
+    idx, dist = knn_search(X, K, Y=Y, device=path, block_elements=BLOCK * M)
+    gaps = np.diff(np.take_along_axis(D, order[:, :K + 1], 1), axis=1).min(axis=1)
+    clear = gaps > 1e-2  # rows whose first K + 1 distances are well separated
+    assert clear.sum() > N // 2
+    np.testing.assert_array_equal(idx[clear], order[clear, :K])
+    np.testing.assert_allclose(dist, np.take_along_axis(D, np.asarray(idx), 1), rtol=1e-3, atol=1e-2)
