@@ -10,8 +10,8 @@ ordinal k-NN) goes through :func:`knn_search` and its two class-aware forms,
 feature-space squared distances ``k(x, x) + k(y, y) - 2 k(x, y)``; ``kind="distances"``: a matrix of
 (squared) distances, used as given. Points and kernels give ``max(., 0)`` of the GEMM form
 ``|a|^2 + |b|^2 - 2 a.b`` (``K_qq + K_rr - 2 K_qr``), evaluated in the same order on both paths;
-points are first translated by the first reference row, so that rows far from the origin keep their
-differences in float32.
+on the device, points are first translated by the first reference row, so that rows far from the
+origin keep their differences in float32 (the host path's float64 keeps them untranslated).
 
 **Paths.** Up to :data:`DEVICE_SEARCH_ABOVE` query and reference rows the search runs in NumPy
 (float64, nothing compiled); above, blockwise on the JAX device (JAX's default float, under jaxdml's
@@ -58,12 +58,13 @@ def _operands(source, kind, Y, L, diag, xp, dtype):
     if kind == "points":
         A = conv(source)
         B = A if Y is None else conv(Y)
-        # translated by the first reference row: distances are unchanged, but the GEMM form's squared
-        # norms stay at the data's spread (far from the origin, float32 would cancel the differences
-        # away); integer-valued rows stay integer-valued, so exact ties stay exact
-        shift = B[0]
-        A = A - shift
-        B = A if Y is None else B - shift
+        if xp is not np:
+            # on the device, translated by the first reference row: distances are unchanged, but the GEMM
+            # form's squared norms stay at the data's spread (far from the origin, float32 would cancel
+            # the differences away); integer-valued rows stay integer-valued, so exact ties stay exact
+            shift = B[0]
+            A = A - shift
+            B = A if Y is None else B - shift
         if L is not None:
             Lm = conv(L)
             A = A @ Lm.T
