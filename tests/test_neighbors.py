@@ -164,8 +164,9 @@ def test_float32_rows_far_from_the_origin_keep_their_neighbours(rng, path):
     """Rows of spread 1 around a point at distance 1e4 from the origin (as an embedding with a constant
     offset gives, e.g. LDA's map of collinear features): in float32 the GEMM form of the untranslated
     rows has squared norms of 1e8, whose round-off (about 8) exceeds the squared distances between
-    neighbours; the search translates the rows first, so it finds the neighbours that float64 differences
-    find (up to float32 round-off of the rows themselves: distance gaps below 1e-2 are not asserted)."""
+    neighbours; the device search translates the rows first (the host search computes in float64), so
+    both find the neighbours that float64 differences find (up to float32 round-off of the rows
+    themselves: distance gaps below 1e-2 are not asserted)."""
     Y = (rng.normal(size=(M, 3)) + 1e4).astype(np.float32)
     X = (rng.normal(size=(N, 3)) + 1e4).astype(np.float32)
     D = ((X.astype(np.float64)[:, None] - Y.astype(np.float64)[None]) ** 2).sum(-1)
