@@ -165,6 +165,7 @@ def _itml(X, codes, n_classes, *, n_components, random_state, max_iter, tol, ver
     """
     tol = 1e-5 if tol is None else float(tol)
     rng = check_random_state(random_state)
+    X = X - X.mean(axis=0)  # distances are unchanged; float32 keeps the differences of rows far from 0
     sup = supervision("itml", X, codes, n_classes, pairs, similar)
     M0 = _itml_prior(prior, X)
     if bounds is not None:

@@ -41,7 +41,8 @@ def _ncmc(X, codes, n_classes, *, n_components, random_state, max_iter, tol, ver
     if n_centroids is not None:  # make_problem's name for the same thing
         centroids_num = n_centroids
     k = check_centroids_num(codes, centroids_num, owner="jaxdml.fit(loss='ncmc')")
-    # one integer seed, so that the centroids reported below are exactly those make_problem uses
+    # one integer seed, so that the centroids reported below are those make_problem uses (on the rows
+    # centred by the gradient plan: the same k-means seeding and steps, translated back)
     seed = random_state if isinstance(random_state, numbers.Integral) else \
         int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
     result = solve_loss(_NCMC_LOSS, "ncmc", X, codes, n_classes, n_components=n_components, random_state=seed,

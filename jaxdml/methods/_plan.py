@@ -207,6 +207,10 @@ def _setup(spec, X, codes, n_classes, n_components, *, init, n_neighbors, pad_to
     """Host-side preparation: PCA for rank-limited metric losses, the padded problem, ``params0``.
     ``problem_fn(X) -> (problem, n_rows, bucket)`` builds a problem other than the labelled one."""
     n, d = X.shape
+    # the losses are distances, which a translation leaves unchanged: centred rows keep their differences
+    # when the problem casts them to float32 and when the losses form |a|^2 + |b|^2 - 2 a.b (rows far from
+    # the origin would lose them)
+    X = X - X.mean(axis=0)
     pre = None
     if spec.param == "M" and n_components < d:
         # A metric loss cannot constrain the rank of M: project onto the leading principal
