@@ -25,6 +25,7 @@ __all__ = [
     "weighted_scatter",
     "smallest_k",
     "kth_smallest",
+    "centred_rows",
 ]
 
 #: up to this k, float64 selection on a CPU is k masked argmin passes instead of ``lax.top_k``
@@ -70,6 +71,17 @@ def kth_smallest(D, k):
         return jnp.where(cols == i[..., None], jnp.inf, A)
 
     return jnp.min(jax.lax.fori_loop(0, k, drop, D), axis=-1)
+
+
+def centred_rows(X):
+    """``X`` minus the mean of its rows, on the host in ``X``'s precision (float64 after validation).
+
+    Distance-based objectives do not change under a translation of the data, but their float32 form
+    does: rows far from the origin keep few digits of their differences once cast to float32, and the
+    GEMM form ``|a|^2 + |b|^2 - 2 a.b`` cancels the rest. The fits centre their rows before forming a
+    float32 problem, so data far from the origin learn the metric of the same data at the origin."""
+    X = np.asarray(X)
+    return X - X.mean(axis=0)
 
 
 def symmetrize(M):

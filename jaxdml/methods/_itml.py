@@ -12,6 +12,7 @@ from .._padding import bucket_size
 from .._runtime import x64_call
 from .._validation import Interval, Options
 from ..exceptions import NonPSDError
+from ..linalg import centred_rows
 from ..losses._itml import itml_bregman
 from ._pairs import (ESTIMATOR_CONSTRAINTS, PAIRS_CONSTRAINTS, PERCENTILE_PAIRS, PairsMetricLearner, factor_result,
                      sample_pairs, supervision, warn_not_converged)
@@ -165,7 +166,7 @@ def _itml(X, codes, n_classes, *, n_components, random_state, max_iter, tol, ver
     """
     tol = 1e-5 if tol is None else float(tol)
     rng = check_random_state(random_state)
-    X = X - X.mean(axis=0)  # distances are unchanged; float32 keeps the differences of rows far from 0
+    X = centred_rows(X)  # distances are unchanged; float32 keeps the differences of rows far from 0
     sup = supervision("itml", X, codes, n_classes, pairs, similar)
     M0 = _itml_prior(prior, X)
     if bounds is not None:

@@ -12,6 +12,7 @@ from sklearn.utils import check_random_state
 
 from .._padding import resolve_bucket
 from .._validation import Interval, Options
+from ..linalg import centred_rows
 from ..losses._mlkr import RegressionProblem, mlkr
 from ..solvers._driver import make_optimizer, minimize
 from ..solvers._init import initial_components
@@ -156,7 +157,7 @@ def _mlkr(X, targets, n_classes, *, n_components, random_state, max_iter, tol, v
     keep = rows_to_fit(np.zeros(X.shape[0], int), max_rows, MLKR_MAX_ROWS, random_state)
     if keep is not None:
         X, t = X[keep], t[keep]
-    X = X - X.mean(axis=0)  # distances are unchanged; float32 keeps the differences of rows far from 0
+    X = centred_rows(X)  # distances are unchanged; float32 keeps the differences of rows far from 0
     rows = dict(n_fitted_rows=X.shape[0], subsample=keep is not None)
     full = regression_problem(X, t, pad_to)
     L0 = initial_components(init, X, None, 0, n_components, random_state)

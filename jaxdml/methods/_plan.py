@@ -28,7 +28,7 @@ from .._validation import Interval, Options, check_params, seed_from
 from .._warnings import warn as _warn
 from .._warnings import warn_not_converged
 from ..eigen import pca_components
-from ..linalg import components_from_metric
+from ..linalg import centred_rows, components_from_metric
 from ..problems import make_problem
 from ..projections import projection_psd
 from ..solvers._driver import make_optimizer, minimize, uses_linesearch
@@ -207,10 +207,7 @@ def _setup(spec, X, codes, n_classes, n_components, *, init, n_neighbors, pad_to
     """Host-side preparation: PCA for rank-limited metric losses, the padded problem, ``params0``.
     ``problem_fn(X) -> (problem, n_rows, bucket)`` builds a problem other than the labelled one."""
     n, d = X.shape
-    # the losses are distances, which a translation leaves unchanged: centred rows keep their differences
-    # when the problem casts them to float32 and when the losses form |a|^2 + |b|^2 - 2 a.b (rows far from
-    # the origin would lose them)
-    X = X - X.mean(axis=0)
+    X = centred_rows(X)  # the losses are distances: float32 keeps the differences of centred rows
     pre = None
     if spec.param == "M" and n_components < d:
         # A metric loss cannot constrain the rank of M: project onto the leading principal
