@@ -2,8 +2,11 @@
 ``jaxdml.ITML(random_state=seed)`` (min-max scaling fitted on each training fold, KEEL partitions)
 for several seeds, per data set and constraint rule (``--n-constraints``: ``default`` = the
 estimator's default, a number of pairs of each kind, ``scaled:N``: N pairs of each kind with the
-default's slack weight ``gamma * min(20 K^2, 500) / N``, or ``nn<k>``: each row's k nearest rows
-of its class and of the other classes).
+default's slack weight ``gamma * min(20 K^2, 500) / N``, ``atleast:N``: the default's number of
+pairs raised to at least N (same slack scaling), or ``nn<k>``: each row's k nearest rows of its
+class and of the other classes). Data sets with more than 1000 samples run the protocol's small
+tier: folds 1-3 (``--large-folds``), training folds capped at 1000 rows as ``bench_defaults.py``
+caps them (``--max-train``; 0: whole folds).
 
     python benchmarks/bench_itml_default.py --datasets sonar wine iris --seeds 0 1 2 3 4 \
         --n-constraints default 1000 --out /tmp/itml.json
@@ -27,6 +30,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 from _harness import markdown_table, write_json  # noqa: E402
+from bench_defaults import load_data  # noqa: E402
 
 
 def _neighbour_pairs(k):
@@ -60,7 +64,7 @@ from jaxdml.methods._itml import itml_default_pairs as _DEFAULT_PAIRS  # noqa: E
 from jaxdml.methods._pairs import sample_pairs as _SAMPLE_PAIRS  # noqa: E402
 
 
-def cv(dataset, data_dir, seed, n_constraints):
+def cv(dataset, data_dir, seed, n_constraints, large_folds=(1, 2, 3), max_train=1000):
     import jaxdml
     from jaxdml.methods import _itml
 
@@ -70,19 +74,23 @@ def cv(dataset, data_dir, seed, n_constraints):
     if n_constraints.startswith("scaled:"):  # N pairs of each kind, with the default's slack scaling
         n_pairs = int(n_constraints.split(":")[1])
         _itml.itml_default_pairs = lambda n_classes, n_features: n_pairs
+    if n_constraints.startswith("atleast:"):  # the default's pairs, at least N of each kind
+        floor = int(n_constraints.split(":")[1])
+        _itml.itml_default_pairs = lambda n_classes, n_features: max(floor, _DEFAULT_PAIRS(n_classes, n_features))
     if n_constraints.startswith("nn"):  # a candidate rule, patched in for this process
         rule = _neighbour_pairs(int(n_constraints[2:]))
         _itml.sample_pairs = lambda codes, k1, k2, rng: rule(current["X"], codes)
-    from jaxdml.datasets import load_keel_folds
     from sklearn.neighbors import KNeighborsClassifier
     from sklearn.preprocessing import MinMaxScaler
 
     accs, times = [], []
-    for Xtr, ytr, Xte, yte in load_keel_folds(data_dir, dataset, 10).folds:
+    ds, large = load_data(dataset, data_dir, 10, 1000, max_train)
+    folds = [f for i, f in enumerate(ds.folds, start=1) if not large or i in large_folds]
+    for Xtr, ytr, Xte, yte in folds:
         sc = MinMaxScaler().fit(Xtr)
         Xtr, Xte = sc.transform(Xtr), sc.transform(Xte)
         current["X"] = Xtr
-        kw = {} if n_constraints == "default" or n_constraints.startswith(("nn", "scaled:")) else dict(
+        kw = {} if n_constraints == "default" or n_constraints.startswith(("nn", "scaled:", "atleast:")) else dict(
             n_constraints=int(n_constraints))
         t0 = time.perf_counter()
         with warnings.catch_warnings():
@@ -98,6 +106,8 @@ def main(argv=None):
     p.add_argument("--datasets", nargs="+", default=["sonar", "wine", "iris"])
     p.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2, 3, 4])
     p.add_argument("--n-constraints", nargs="+", default=["default"])
+    p.add_argument("--large-folds", default="1,2,3", help="folds of data sets above 1000 samples")
+    p.add_argument("--max-train", type=int, default=1000, help="cap on their training folds (0: none)")
     p.add_argument("--data", default=os.path.join(ROOT, "..", "shared", "keel"))
     p.add_argument("--out", default=None)
     args = p.parse_args(argv)
@@ -106,7 +116,8 @@ def main(argv=None):
         for rule in args.n_constraints:
             accs, times = [], []
             for seed in args.seeds:
-                acc, t = cv(ds, args.data, seed, rule)
+                acc, t = cv(ds, args.data, seed, rule, tuple(int(f) for f in args.large_folds.split(",")),
+                            args.max_train)
                 accs.append(acc)
                 times.append(t)
                 rows.append(dict(dataset=ds, rule=rule, seed=seed, accuracy=acc, fold_fit_s=t))
