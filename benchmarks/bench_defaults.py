@@ -480,9 +480,9 @@ def main_full(args, split):
     for key in per_size["full"]:
         row = dict(method=key)
         for size in ("subset", "full"):
-            vals = [v[str(ks[0])] for v in per_size[size][key].values()]
+            vals = [v[str(ks[0])] for v in per_size[size].get(key, {}).values()]  # {} for a size not run
             row[size] = float(np.mean(vals)) if vals and None not in vals else None
-            row[f"{size}_fit_s"] = float(sum(fit_s[size][key].values()))
+            row[f"{size}_fit_s"] = float(sum(fit_s[size].get(key, {}).values()))
         mine = [c for c in checks if c["method"] == key]
         row["turned_to_loss"] = ", ".join(c["dataset"] for c in mine if c.get("turned_to_loss")) or ("-" if mine else "")
         summary.append(row)

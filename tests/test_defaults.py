@@ -49,6 +49,20 @@ def test_split_covers_exactly_the_shared_keel_data_sets():
     assert set(split["tuning"]) | set(split["confirmation"]) == shared
 
 
+@pytest.mark.skipif(not KEEL.is_dir(), reason="the shared KEEL folder ../shared/keel is absent")
+def test_full_tier_summarises_a_run_of_the_whole_folds_only(tmp_path):
+    """``--tier full --sizes full`` (a reference run on whole folds only, as scikit-learn's NCA is
+    run): the summary has no subset column and the gain check has nothing to compare."""
+    out = tmp_path / "full.json"
+    _bench().main(["--tier", "full", "--sizes", "full", "--datasets", "banana", "--folds", "1", "--methods",
+                   "Euclidean", "--k", "3", "--data", str(KEEL), "--cache", str(tmp_path / "cache"), "--out", str(out)])
+    payload = json.loads(out.read_text())
+    assert payload["per_size"]["subset"] == {}
+    row, = payload["summary"]
+    assert row["method"] == "Euclidean" and row["subset"] is None and 0.8 < row["full"] < 1.0
+    assert payload["gain_check"] == []
+
+
 # --------------------------------------------------------------------------- NCA converges honestly
 def _collapse_problem():
     """scikit-learn's NCA toy problem: two points of class 0 and, at their midpoint, one of class 1.
