@@ -195,9 +195,23 @@ def _alarm(signum, frame):  # pragma: no cover - timing dependent
 
 
 # --------------------------------------------------------------------------- one unit
-def run_unit(label, params, ds, fold_ids, ks, args, cache, code):
+def valid_fold_record(rec) -> bool:
+    """Whether a cached record has this script's schema: a status, and when ok a test accuracy
+    in [0, 1] at every k it lists (the experiment runner's schema is another one)."""
+    if not isinstance(rec, dict) or rec.get("status") not in ("ok", "failed") or not isinstance(rec.get("fold"), int):
+        return False
+    if rec["status"] == "ok":
+        acc = rec.get("test_accuracy")
+        return isinstance(acc, dict) and bool(acc) and all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and 0.0 <= v <= 1.0 for v in acc.values())
+    return True
+
+
+def run_unit(label, params, ds, fold_ids, ks, args, cache, code, stem="defaults"):
     """Every selected fold of one (method, data set): ``{fold: record}``; a record holds the test
-    accuracy at each k of ``ks`` and the fit seconds (summed over the fits of that fold)."""
+    accuracy at each k of ``ks`` and the fit seconds (summed over the fits of that fold). Records
+    are cached under ``stem`` (one per training size: a fold's subset and its whole training rows
+    are different records)."""
     from sklearn.preprocessing import MinMaxScaler
 
     from jaxdml.experiments import fit_transform, knn_scores
@@ -216,9 +230,9 @@ def run_unit(label, params, ds, fold_ids, ks, args, cache, code):
         config = dict(method=name, dataset=ds.name, fold=f, ks=list(ks), code=versions, seed=args.seed,
                       data=data_hash(Xtr, ctr, Xte, cte), protocol="minmax/knn-test/2")
         fp = fingerprint(config)
-        rec = cache.load("defaults", ds.name, name, f, fp)
+        rec = cache.load(stem, ds.name, name, f, fp, validate=valid_fold_record)
         if rec is None or (rec["status"] != "ok" and args.retry_failed):
-            rec = dict(experiment="defaults", dataset=ds.name, cache_key=name, fold=f, fingerprint=fp,
+            rec = dict(experiment=stem, dataset=ds.name, cache_key=name, fold=f, fingerprint=fp,
                        n_train=int(len(ctr)), n_test=int(len(cte)), status="ok", error=None)
             left = deadline - time.perf_counter()
             try:
@@ -465,7 +479,7 @@ def main_full(args, split):
             ds, _ = load_data(name, args.data, 10, FULL_MIN_SAMPLES - 1, cap)
             fold_ids = [int(f) for f in (args.folds or "1,2,3").split(",") if int(f) <= len(ds.folds)]
             for label, params in units:
-                recs = run_unit(label, params, ds, fold_ids, ks, args, cache, code)
+                recs = run_unit(label, params, ds, fold_ids, ks, args, cache, code, stem=f"defaults-full-{size}")
                 key = variant_label(label, params)
                 ok = all(r["status"] == "ok" for r in recs.values())
                 per_size[size].setdefault(key, {})[name] = {

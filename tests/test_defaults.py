@@ -63,6 +63,27 @@ def test_full_tier_summarises_a_run_of_the_whole_folds_only(tmp_path):
     assert payload["gain_check"] == []
 
 
+@pytest.mark.skipif(not KEEL.is_dir(), reason="the shared KEEL folder ../shared/keel is absent")
+def test_full_tier_reuses_its_cached_folds_per_training_size(tmp_path):
+    """A second run with the same settings fits nothing (each fold's record is read back), and a
+    fold's 2000-row subset and its whole training rows are separate records."""
+    argv = ["--tier", "full", "--datasets", "banana", "--folds", "1", "--methods", "Euclidean", "--k", "3",
+            "--data", str(KEEL), "--cache", str(tmp_path / "cache")]
+    first = _bench()
+    first.main(argv + ["--out", str(tmp_path / "a.json")])
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("a cached fold was fitted again")
+
+    second = _bench()
+    second._fit_score = no_fit
+    second.main(argv + ["--out", str(tmp_path / "b.json")])
+    a, b = (json.loads((tmp_path / f).read_text()) for f in ("a.json", "b.json"))
+    assert a["per_size"] == b["per_size"]
+    subset, full = (a["per_size"][size]["Euclidean"]["banana"]["3"] for size in ("subset", "full"))
+    assert subset is not None and full is not None and subset != full  # 2000 rows vs 4 770
+
+
 # --------------------------------------------------------------------------- NCA converges honestly
 def _collapse_problem():
     """scikit-learn's NCA toy problem: two points of class 0 and, at their midpoint, one of class 1.

@@ -103,8 +103,9 @@ class ResultCache:
             return None
         return self.root / _slug(experiment) / _slug(dataset) / _slug(algorithm) / f"fold-{fold:02d}.json"
 
-    def load(self, experiment, dataset, algorithm, fold, fp: str) -> Optional[dict]:
-        """The stored record if it exists, is readable and has fingerprint ``fp``; else None."""
+    def load(self, experiment, dataset, algorithm, fold, fp: str, validate=None) -> Optional[dict]:
+        """The stored record if it exists, is readable, passes ``validate`` (default: the
+        experiment runner's schema, :func:`valid_record`) and has fingerprint ``fp``; else None."""
         p = self.path(experiment, dataset, algorithm, fold)
         if p is None or not p.is_file():
             return None
@@ -112,7 +113,7 @@ class ResultCache:
             rec = json.loads(p.read_text())
         except (OSError, ValueError):
             return None  # a damaged file is recomputed
-        if not valid_record(rec) or rec.get("fingerprint") != fp:
+        if not (validate or valid_record)(rec) or rec.get("fingerprint") != fp:
             return None  # hand-edited, truncated or stale: recomputed
         return rec
 
