@@ -64,7 +64,7 @@ from jaxdml.methods._itml import itml_default_pairs as _DEFAULT_PAIRS  # noqa: E
 from jaxdml.methods._pairs import sample_pairs as _SAMPLE_PAIRS  # noqa: E402
 
 
-def cv(dataset, data_dir, seed, n_constraints, large_folds=(1, 2, 3), max_train=1000):
+def cv(dataset, data_dir, seed, n_constraints, large_folds=(1, 2, 3), max_train=1000, tol=None):
     import jaxdml
     from jaxdml.methods import _itml
 
@@ -95,7 +95,7 @@ def cv(dataset, data_dir, seed, n_constraints, large_folds=(1, 2, 3), max_train=
         t0 = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            m = jaxdml.ITML(random_state=seed, **kw).fit(Xtr, ytr)
+            m = jaxdml.ITML(random_state=seed, **kw, **({} if tol is None else dict(tol=tol))).fit(Xtr, ytr)
         times.append(time.perf_counter() - t0)
         accs.append(KNeighborsClassifier(3).fit(m.transform(Xtr), ytr).score(m.transform(Xte), yte))
     return float(np.mean(accs)), float(np.median(times))
@@ -106,6 +106,7 @@ def main(argv=None):
     p.add_argument("--datasets", nargs="+", default=["sonar", "wine", "iris"])
     p.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2, 3, 4])
     p.add_argument("--n-constraints", nargs="+", default=["default"])
+    p.add_argument("--tol", type=float, default=None, help="ITML's stopping tolerance (default: its default)")
     p.add_argument("--large-folds", default="1,2,3", help="folds of data sets above 1000 samples")
     p.add_argument("--max-train", type=int, default=1000, help="cap on their training folds (0: none)")
     p.add_argument("--data", default=os.path.join(ROOT, "..", "shared", "keel"))
@@ -117,7 +118,7 @@ def main(argv=None):
             accs, times = [], []
             for seed in args.seeds:
                 acc, t = cv(ds, args.data, seed, rule, tuple(int(f) for f in args.large_folds.split(",")),
-                            args.max_train)
+                            args.max_train, args.tol)
                 accs.append(acc)
                 times.append(t)
                 rows.append(dict(dataset=ds, rule=rule, seed=seed, accuracy=acc, fold_fit_s=t))
