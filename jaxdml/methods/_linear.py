@@ -113,6 +113,14 @@ class LDA(BaseMetricLearner):
     at most ``n_classes - 1`` directions, LDA's k-NN accuracy on those sets depends on the
     training sample, not on a default.
 
+    More rows do not add directions: with two classes LDA keeps one, whatever N, while Euclidean
+    k-NN keeps improving with N in all of them. On ring (two classes, 20 features, whole training
+    folds 1-3 of the protocol's full-size tier, 3-NN) LDA is 5.7 points above Euclidean on 2 000-row
+    subsets (0.7310 vs 0.6739) and 1.5 below on the whole folds (0.7193 vs 0.7341): the
+    one-dimensional projection is the population optimum of its objective, and what it discards
+    is what a denser k-NN uses. Pass the data through :class:`PCA` or a metric learner instead
+    where k-NN on many rows is the goal.
+
     Examples
     --------
     >>> from sklearn.datasets import load_iris
