@@ -118,8 +118,8 @@ class LDA(BaseMetricLearner):
     folds 1-3 of the protocol's full-size tier, 3-NN) LDA is 5.7 points above Euclidean on 2 000-row
     subsets (0.7310 vs 0.6739) and 1.5 below on the whole folds (0.7193 vs 0.7341): the
     one-dimensional projection is the population optimum of its objective, and what it discards
-    is what a denser k-NN uses. Pass the data through :class:`PCA` or a metric learner instead
-    where k-NN on many rows is the goal.
+    is what a denser k-NN uses. Where k-NN on many rows is the goal, a full-rank learner (NCA,
+    DMLMJ: +15.0 and +2.3 points there) keeps every direction.
 
     Examples
     --------
