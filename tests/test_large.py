@@ -149,10 +149,14 @@ def test_nca_switches_to_minibatch_adam_above_its_threshold(rng):
 @pytest.mark.slow
 def test_fit_picks_the_large_data_path_by_itself(rng):
     X, y = _data(rng, 20500, d=8, c=10)
-    # MCML and LDML: full batch up to 10000 samples, 256 anchors against 1024 sampled rows above;
-    # the sampled steps still lower the exact objective
+    # MCML and LDML: full batch up to COLLAPSE_LARGE_N (4096) samples, 256 anchors against 1024
+    # sampled rows above; the sampled steps still lower the exact objective
+    from jaxdml.methods._collapse import COLLAPSE_LARGE_N
+
+    at = jaxdml.fit(X[:COLLAPSE_LARGE_N], y[:COLLAPSE_LARGE_N], loss="mcml", max_iter=1)
+    assert at.info["batch_size"] is None and at.info["n_candidates"] is None
     for loss in ("mcml", "ldml"):
-        m = jaxdml.fit(X[:10500], y[:10500], loss=loss, max_iter=30)
+        m = jaxdml.fit(X[:COLLAPSE_LARGE_N + 1], y[:COLLAPSE_LARGE_N + 1], loss=loss, max_iter=30)
         assert m.info["batch_size"] == 256 and m.info["n_candidates"] == 1024
         sub = jaxdml.make_problem(X[:2000], y[:2000])
         f = jax.jit(getattr(losses, loss))  # one program for both evaluations

@@ -15,20 +15,23 @@ from ._gradient import BLOCK_ELEMENTS, gradient_method
 from ._plan import execute, plan
 from ._tuple_classifiers import _PairsClassifierMixin
 
-__all__ = ["MCML", "LDML", "MCML_METHOD", "LDML_METHOD"]
+__all__ = ["MCML", "LDML", "MCML_METHOD", "LDML_METHOD", "COLLAPSE_LARGE_N"]
 
 # Convex in M over the PSD cone: projected Adagrad (each step followed by the projection). Its
 # decaying per-entry steps converge on convex problems in any dimension; projected Adam's fixed
 # per-entry steps overshoot as d grows (digits: objective 0.57 vs 1.12), and projected L-BFGS
 # needs the driver to re-evaluate at the projected point. KEEL basic average: 0.860.
 #
-# Large data (above 10 000 samples, where each full-batch step costs O(N^2 d) and 300 of them take
-# minutes to hours on a CPU): 1000 minibatch steps of 256 anchors against 1024 sampled rows. A
-# feasibility rule, not a protocol result (the protocol's capped folds never reach this size);
-# measured on make_classification, 16 features, 26 classes, 3-NN: at 5000 samples minibatch MCML
-# 0.784 in 4.3 s vs full batch 0.776 in 45 s, LDML 0.708 vs 0.707 (6.7 s vs 92 s); at 20 000
-# MCML 0.836 in 6.5 s (Euclidean 0.778; the full batch did not finish in 15 minutes).
-_LARGE = dict(large_n=10000, large=dict(batch_size=256, max_iter=1000), candidates_above=10000, n_candidates=1024)
+# Large data (above COLLAPSE_LARGE_N = 4096 samples, where each full-batch step costs O(N^2 d)):
+# 1000 minibatch steps of 256 anchors against 1024 sampled rows. First a feasibility rule at 10 000
+# samples (make_classification, 16 features, 26 classes, 3-NN: at 5000 samples minibatch MCML 0.784
+# in 4.3 s vs full batch 0.776 in 45 s, LDML 0.708 vs 0.707; at 20 000 the full batch did not finish
+# in 15 minutes); moved to 4096 by the protocol's full-size tier (benchmarks/PROTOCOL.md, round 10):
+# on whole training folds of the large tuning sets (4 600-7 400 rows) the minibatch path matches the
+# full batch in mean 3-NN accuracy at 5-40x less time (a full-batch fit took 1-2 minutes there).
+COLLAPSE_LARGE_N = 4096
+_LARGE = dict(large_n=COLLAPSE_LARGE_N, large=dict(batch_size=256, max_iter=1000), candidates_above=COLLAPSE_LARGE_N,
+              n_candidates=1024)
 MCML_METHOD = gradient_method(
     "mcml", LossSpec(mcml, "M", optimizer="adagrad", learning_rate=0.3, max_iter=300, projection="psd", **_LARGE),
     constraints=BLOCK_ELEMENTS, estimator="MCML",
@@ -63,18 +66,18 @@ class MCML(GradientMetricLearner):
         first.
     init : {"auto", "identity", "pca", "lda", "random"} or ndarray, default="auto"
         Initial ``L``; the metric starts at ``L^T L`` (identity: Euclidean).
-    max_iter : int, default=None (300; 1000 minibatch steps above 10 000 samples)
+    max_iter : int, default=None (300; 1000 minibatch steps above 4096 samples)
         The budget usually ends the run (Adagrad's steps shrink; the stopping test rarely fires
         before): expect a ConvergenceWarning.
     tol : float, default=1e-5
     optimizer : str or optax.GradientTransformation, default=None (Adagrad)
     learning_rate : float, default=None (0.3)
     batch_size : "auto", int or None, default="auto"
-        Anchors per step ("auto": full batch; 256 above 10 000 samples).
+        Anchors per step ("auto": full batch; 256 above 4096 samples).
     n_candidates : "auto", int or None, default="auto"
         Compare each anchor with this many sampled rows instead of every sample (a stochastic
         approximation for very large data; needs ``batch_size``). "auto": exact; 1024 rows
-        above 10 000 samples.
+        above 4096 samples.
     devices : None, "all" or list of jax devices, default=None
         Split each step's anchors across several devices (data parallelism).
     random_state : int, RandomState or None
