@@ -83,6 +83,10 @@ def cv(dataset, data_dir, seed, n_constraints, large_folds=(1, 2, 3), max_train=
     from sklearn.neighbors import KNeighborsClassifier
     from sklearn.preprocessing import MinMaxScaler
 
+    kw = {} if n_constraints == "default" or n_constraints.startswith(("nn", "scaled:", "atleast:")) else dict(
+        n_constraints=int(n_constraints))
+    if tol is not None:
+        kw["tol"] = tol
     accs, times = [], []
     ds, large = load_data(dataset, data_dir, 10, 1000, max_train)
     folds = [f for i, f in enumerate(ds.folds, start=1) if not large or i in large_folds]
@@ -90,12 +94,10 @@ def cv(dataset, data_dir, seed, n_constraints, large_folds=(1, 2, 3), max_train=
         sc = MinMaxScaler().fit(Xtr)
         Xtr, Xte = sc.transform(Xtr), sc.transform(Xte)
         current["X"] = Xtr
-        kw = {} if n_constraints == "default" or n_constraints.startswith(("nn", "scaled:", "atleast:")) else dict(
-            n_constraints=int(n_constraints))
         t0 = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            m = jaxdml.ITML(random_state=seed, **kw, **({} if tol is None else dict(tol=tol))).fit(Xtr, ytr)
+            m = jaxdml.ITML(random_state=seed, **kw).fit(Xtr, ytr)
         times.append(time.perf_counter() - t0)
         accs.append(KNeighborsClassifier(3).fit(m.transform(Xtr), ytr).score(m.transform(Xte), yte))
     return float(np.mean(accs)), float(np.median(times))
