@@ -17,9 +17,11 @@ data sets on a class-stratified subset (of a size it does not give), so compare 
     python benchmarks/bench_defaults.py --half tuning --methods NCA --variant "NCA:max_iter=50"
     python benchmarks/bench_defaults.py --tier full --half tuning --methods NCA,sklearn-NCA  # full size
     python benchmarks/bench_defaults.py --tier full --sizes full --datasets phoneme --methods sklearn-NCA  # whole folds
+    python benchmarks/bench_defaults.py --tier full --half all --k 3 --methods labels  # every method's gain check
 
 Methods: the basic experiment's columns (Euclidean, LDA, ITML, DMLMJ, NCA, LMNN, LSI, DML_eig,
-MCML, LDML) and the references ``sklearn-NCA`` (scikit-learn's NCA, defaults), ``ml-LMNN``,
+MCML, LDML), any other registered method by name with its estimator's defaults (``lfda``, ``kda``,
+...; ``--methods labels``: every registered method that learns from labels) and the references ``sklearn-NCA`` (scikit-learn's NCA, defaults), ``ml-LMNN``,
 ``ml-ITML``, ``ml-MMC`` (metric-learn 0.7, supervised versions, defaults). ``--variant
 "LABEL:key=value;key=value"`` adds a candidate setting of a basic method (values are Python
 literals). ``--merge A.json B.json`` summarises earlier runs together (e.g. the small and the
@@ -108,10 +110,42 @@ def variant_label(label: str, params: dict) -> str:
 
 
 def jaxdml_algorithm(label: str, k: int, params: dict):
+    """The basic experiment's column ``label`` or, for another registered method (``lfda``,
+    ``kda``, ...), that method's estimator with its defaults, scored by ``k``-NN."""
+    import jaxdml
     from jaxdml.experiments import get_experiment, select_algorithms
+    from jaxdml.experiments._config import Algorithm
 
-    alg = select_algorithms(get_experiment("basic").algorithms(k), [label])[0]
+    basic = get_experiment("basic").algorithms(k)
+    if label.lower() in {a.label.lower() for a in basic}:
+        alg = select_algorithms(basic, [label])[0]
+    else:
+        record = jaxdml.methods().get(label.lower())
+        if record is None:
+            raise ValueError(f"unknown method {label!r}: neither a basic column nor a registered method "
+                             f"({', '.join(sorted(jaxdml.methods()))}).")
+        alg = Algorithm(label, record.name, record.estimator, {}, ("knn", k))
     return alg.with_params(**params) if params else alg
+
+
+def label_methods() -> list:
+    """``--methods labels``: every registered method that learns from the labels (class labels,
+    pairs built from them, or ordinal targets), named as the basic experiment's column where it
+    has one (so the two share cached folds); Euclidean first."""
+    import jaxdml
+    from jaxdml.experiments import get_experiment
+
+    column = {a.method: a.label for a in get_experiment("basic").algorithms(3) if a.method != "identity"}
+    learners = [n for n, r in jaxdml.methods().items() if (r.labels or r.supervised) and n != "euclidean"]
+    return ["Euclidean"] + [column.get(n, n) for n in learners]
+
+
+def method_units(text: str, variants) -> list:
+    """``[(label, params), ...]`` of ``--methods`` (a comma list, or ``labels``) and ``--variant``."""
+    names = [m.strip() for m in text.split(",") if m.strip()]
+    if names == ["labels"]:
+        names = label_methods()
+    return [(m, {}) for m in names] + [parse_variant(v) for v in variants]
 
 
 def reference_fit(label: str, X, codes, k: int, seed: int):
@@ -347,7 +381,9 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--half", choices=("tuning", "confirmation", "all"), default="tuning")
     p.add_argument("--datasets", default=None, help="comma-separated; overrides --half")
-    p.add_argument("--methods", default="Euclidean,LDA,ITML,DMLMJ,NCA,LMNN,LSI,DML_eig,MCML,LDML")
+    p.add_argument("--methods", default="Euclidean,LDA,ITML,DMLMJ,NCA,LMNN,LSI,DML_eig,MCML,LDML",
+                   help="comma-separated basic columns, registered method names (lfda, kda, ...) or references; "
+                        "'labels': every registered method that learns from labels")
     p.add_argument("--variant", action="append", default=[], help='"LABEL:key=value;key=value"')
     p.add_argument("--k", default="3,5,7")
     p.add_argument("--folds", default=None, help="fold numbers to run, e.g. 1,2,3 (default: all)")
@@ -383,7 +419,7 @@ def main(argv=None):
     ks = [int(k) for k in args.k.split(",")]
     datasets = (args.datasets.split(",") if args.datasets else
                 split["tuning"] + split["confirmation"] if args.half == "all" else split[args.half])
-    units = [(m.strip(), {}) for m in args.methods.split(",") if m.strip()] + [parse_variant(v) for v in args.variant]
+    units = method_units(args.methods, args.variant)
     published = {k: read_published(args.paper, k) for k in ks}
     cache, code = ResultCache(args.cache), code_hash()
     results = {variant_label(lab, par): {} for lab, par in units}
@@ -464,7 +500,7 @@ def main_full(args, split):
 
     ks = [int(k) for k in args.k.split(",")]
     datasets = args.datasets.split(",") if args.datasets else full_tier_datasets(args.half, split, args.data)
-    units = [(m.strip(), {}) for m in args.methods.split(",") if m.strip()] + [parse_variant(v) for v in args.variant]
+    units = method_units(args.methods, args.variant)
     if ("Euclidean", {}) not in units:
         units.insert(0, ("Euclidean", {}))
     cache, code = ResultCache(args.cache), code_hash()

@@ -84,6 +84,46 @@ def test_full_tier_reuses_its_cached_folds_per_training_size(tmp_path):
     assert subset is not None and full is not None and subset != full  # 2000 rows vs 4 770
 
 
+def test_labels_selects_every_registered_method_that_learns_from_labels():
+    """``--methods labels``: Euclidean first, then every registered method that reads the labels
+    (class labels, pairs built from them, ordinal targets) and nothing that ignores them; the basic
+    experiment's methods under its column labels, so their cached folds are shared."""
+    bench = _bench()
+    names = bench.label_methods()
+    assert names[0] == "Euclidean" and len(names) == len(set(names))
+    ignore_labels = {n for n, r in jaxdml.methods().items() if not (r.labels or r.supervised)}
+    assert ignore_labels >= {"euclidean", "pca", "covariance"}
+    from jaxdml.experiments import get_experiment
+
+    columns = {a.method: a.label for a in get_experiment("basic").algorithms(3)}
+    expected = {columns.get(n, n) for n in jaxdml.methods() if n not in ignore_labels}
+    assert set(names[1:]) == expected
+    assert {"DML_eig", "kda", "lodml", "mlkr", "ncmml"} <= set(names)
+    units = bench.method_units("labels", ["NCA:reg=0.0"])
+    assert [u[0] for u in units] == names + ["NCA"] and units[-1][1] == {"reg": 0.0}
+
+
+def test_a_registered_method_outside_the_basic_columns_is_fitted_with_its_estimator():
+    bench = _bench()
+    alg = bench.jaxdml_algorithm("kda", 5, {})
+    assert (alg.method, alg.estimator, alg.params, alg.classifier) == ("kda", "KDA", {}, ("knn", 5))
+    assert bench.jaxdml_algorithm("lfda", 3, {"k": 4}).params == {"k": 4}
+    assert bench.jaxdml_algorithm("dml_eig", 3, {}).label == "DML_eig"  # the basic column, any case
+    with pytest.raises(ValueError, match="unknown method 'nope'"):
+        bench.jaxdml_algorithm("nope", 3, {})
+
+
+@pytest.mark.skipif(not KEEL.is_dir(), reason="the shared KEEL folder ../shared/keel is absent")
+def test_full_tier_gain_check_covers_a_method_outside_the_basic_columns(tmp_path):
+    out = tmp_path / "full.json"
+    _bench().main(["--tier", "full", "--sizes", "subset", "--datasets", "banana", "--folds", "1", "--methods",
+                   "lfda", "--k", "3", "--data", str(KEEL), "--cache", str(tmp_path / "cache"), "--out", str(out)])
+    payload = json.loads(out.read_text())
+    acc = payload["per_size"]["subset"]["lfda"]["banana"]["3"]
+    eucl = payload["per_size"]["subset"]["Euclidean"]["banana"]["3"]
+    assert 0.5 < acc <= 1.0 and 0.5 < eucl <= 1.0  # two balanced-ish classes: above chance
+
+
 # --------------------------------------------------------------------------- NCA converges honestly
 def _collapse_problem():
     """scikit-learn's NCA toy problem: two points of class 0 and, at their midpoint, one of class 1.
