@@ -258,6 +258,7 @@ class _CachedJit:
         self.static_argnames = tuple(static_argnames)
         self.jit_kwargs = dict(jit_kwargs)
         self.jitted = jax.jit(fn, static_argnames=self.static_argnames or None, **jit_kwargs)
+        self._quick = None  # the same with QUICK_COMPILE_OPTIONS, made on first use
         self._static = None
         self._static_pos = {}  # position -> name of static parameters that may come positionally
         if self.static_argnames:
@@ -273,7 +274,32 @@ class _CachedJit:
         functools.update_wrapper(self, fn)
 
     def lower(self, *args, **kwargs):
-        return self.jitted.lower(*args, **kwargs)
+        return self._variant(args, kwargs).lower(*args, **kwargs)
+
+    def _variant(self, args, kwargs):
+        """The jitted function a call compiles with: XLA's quick options for a small program on a CPU
+        (:func:`jaxdml._runtime.quick_compile_applies`), its defaults otherwise or inside another
+        trace. Both the cached and the uncached path take the same one, so a result never depends on
+        the cache."""
+        import jax
+
+        from ._runtime import quick_compile_applies, quick_compile_options
+
+        leaves = jax.tree_util.tree_leaves((args, kwargs))
+        if ("compiler_options" in self.jit_kwargs or any(isinstance(x, jax.core.Tracer) for x in leaves)
+                or not quick_compile_applies(leaves)):  # options only on a top-level jit
+            return self.jitted
+        if self._quick is None:
+            self._quick = jax.jit(self.fn, static_argnames=self.static_argnames or None,
+                                  compiler_options=quick_compile_options(), **self.jit_kwargs)
+        return self._quick
+
+    def _call(self, jitted, args, kwargs):
+        from ._runtime import call_quick
+
+        if jitted is self.jitted:
+            return jitted(*args, **kwargs)
+        return call_quick(jitted, self.jitted, *args, **kwargs)
 
     def _function_key(self):
         if self._static is None:
@@ -290,6 +316,7 @@ class _CachedJit:
         :class:`Undescribable`."""
         import jax
 
+        quick = self._variant(args, kwargs) is not self.jitted
         static = {k: kwargs[k] for k in self.static_argnames if k in kwargs}
         dynamic = {k: v for k, v in kwargs.items() if k not in static}
         if self._static_pos:
@@ -299,19 +326,19 @@ class _CachedJit:
         if "env" not in _ENV:
             _ENV["env"] = _environment()
         parts = (_FORMAT, self._function_key(), describe(static), str(tree), tuple(_leaf(x) for x in leaves),
-                 _context(), _ENV["env"])
+                 _context(), _ENV["env"], ("quick_compile", quick))
         text = repr(parts).encode()
         return hashlib.sha256(text).hexdigest(), text, args, dynamic
 
     def __call__(self, *args, **kwargs):
         folder = cache_dir()
         if folder is None:
-            return self.jitted(*args, **kwargs)
+            return self._call(self._variant(args, kwargs), args, kwargs)
         try:
             key, description, dyn_args, dynamic = self.key(args, kwargs)
         except Undescribable:
             _STATS["uncacheable"] += 1
-            return self.jitted(*args, **kwargs)
+            return self._call(self._variant(args, kwargs), args, kwargs)
         compiled = _memory.get(key)
         if compiled is not None:
             _STATS["memory_hits"] += 1
@@ -328,7 +355,15 @@ class _CachedJit:
             else:
                 self._remember(key, compiled)
                 return out
-        compiled, fresh = _compile_fresh(self.jitted.lower(*args, **kwargs))
+        try:
+            compiled, fresh = _compile_fresh(self.lower(*args, **kwargs))
+        except Exception as exc:  # a jaxlib without one of the quick options: XLA's defaults
+            if "compile option" not in str(exc) or self._variant(args, kwargs) is self.jitted:
+                raise
+            from ._runtime import _QUICK
+
+            _QUICK["known"] = False
+            return self(*args, **kwargs)
         if fresh:
             self._store(folder, key, description, compiled)
         self._remember(key, compiled)

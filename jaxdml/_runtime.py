@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 __all__ = ["single_threaded_blas", "blas_single_threaded", "x64_call", "to_device", "jit_quick_compile",
-           "QUICK_COMPILE_OPTIONS"]
+           "QUICK_COMPILE_OPTIONS", "QUICK_COMPILE_MAX_ELEMENTS", "quick_compile_options", "quick_compile_applies",
+           "call_quick"]
 
 
 @functools.lru_cache(maxsize=1)
@@ -89,22 +91,58 @@ def to_device(x, dtype=None):
 QUICK_COMPILE_OPTIONS = {"xla_cpu_use_fusion_emitters": False, "xla_backend_optimization_level": 2}
 _QUICK = {"known": True}
 
+#: On a CPU, every program of the executable cache (:func:`jaxdml._executable_cache.cached_jit`: the
+#: solvers of ordinary fits) whose traced arguments hold at most this many elements in all is compiled
+#: with :data:`QUICK_COMPILE_OPTIONS` too: on such data the compile is most of a fit's cost. The bound
+#: is where a first fit and nine more of the same shape in one process (a 10-fold cross-validation)
+#: stop gaining (``benchmarks/bench_compile.py``, 3-class ``make_classification``, quick vs default
+#: options, seconds): NCA 1.08 vs 1.63 at 180 x 13, 2.25 vs 2.28 at 405 x 20, 3.44 vs 3.96 at 630 x 26,
+#: 7.2 vs 6.2 at 990 x 32 (each run 15-40 % slower, each compile 0.6-0.9 s faster); LMNN 0.97 vs 1.45,
+#: 1.26 vs 2.11, 1.83 vs 2.11, 4.17 vs 4.34; ITML level or faster throughout. A single first fit
+#: gains at every size measured (up to 1530 x 40).
+QUICK_COMPILE_MAX_ELEMENTS = 16_384
+
+
+def quick_compile_options() -> dict:
+    """:data:`QUICK_COMPILE_OPTIONS` less the ones the user set in ``XLA_FLAGS`` (theirs win; a
+    compile option would override the flag)."""
+    flags = os.environ.get("XLA_FLAGS", "")
+    return {k: v for k, v in QUICK_COMPILE_OPTIONS.items() if f"--{k}=" not in flags}
+
+
+def quick_compile_applies(leaves) -> bool:
+    """Whether a program traced on these argument leaves is compiled with the quick options: a CPU
+    backend, a jaxlib that knows them, options left to set (:func:`quick_compile_options`), and at
+    most :data:`QUICK_COMPILE_MAX_ELEMENTS` array elements in all (Python scalars count as one)."""
+    if not _QUICK["known"] or jax.default_backend() != "cpu" or not quick_compile_options():
+        return False
+    return sum(int(getattr(x, "size", 1)) for x in leaves) <= QUICK_COMPILE_MAX_ELEMENTS
+
+
+def call_quick(quick, plain, *args, **kwargs):
+    """``quick(*args, **kwargs)`` (a jitted function with :data:`QUICK_COMPILE_OPTIONS`), or ``plain``
+    when this jaxlib does not know one of the options (found out once per process)."""
+    if _QUICK["known"]:
+        try:
+            return quick(*args, **kwargs)
+        except jax.errors.JaxRuntimeError as exc:
+            if "compile option" not in str(exc):
+                raise
+            _QUICK["known"] = False
+    return plain(*args, **kwargs)
+
 
 def jit_quick_compile(fn):
-    """``jax.jit(fn)``, compiled with :data:`QUICK_COMPILE_OPTIONS` when the default backend is a CPU.
+    """``jax.jit(fn)``, compiled with :func:`quick_compile_options` when the default backend is a CPU.
     A jaxlib that does not know one of the options compiles with XLA's defaults instead (found out once
     per process)."""
-    plain, quick = jax.jit(fn), jax.jit(fn, compiler_options=QUICK_COMPILE_OPTIONS)
+    options = quick_compile_options()
+    plain, quick = jax.jit(fn), jax.jit(fn, compiler_options=options)
 
     @functools.wraps(fn)
     def call(*args):
-        if _QUICK["known"] and jax.default_backend() == "cpu":
-            try:
-                return quick(*args)
-            except jax.errors.JaxRuntimeError as exc:
-                if "compile option" not in str(exc):
-                    raise
-                _QUICK["known"] = False
+        if options and jax.default_backend() == "cpu":
+            return call_quick(quick, plain, *args)
         return plain(*args)
 
     return call

@@ -49,6 +49,17 @@ def _key(f, *args, **kw):
     return f.key(args, kw)[0]
 
 
+def _without_cache(*args, **kw):
+    """``_affine`` as a call with this layer off runs it: the reference of "the same with and
+    without the cache" (compiled with the same options, jaxdml._runtime.quick_compile_applies)."""
+    saved = xc._state["enabled"]
+    xc.set_enabled(False)
+    try:
+        return xc.cached_jit(_affine, static_argnames=("n",))(*args, **kw)
+    finally:
+        xc._state["enabled"] = saved
+
+
 # --------------------------------------------------------------------------- keys
 
 def test_static_argument_changes_key():
@@ -180,8 +191,10 @@ def test_calls_the_key_cannot_describe_go_through_jit(folder):
     assert s1["uncacheable"] - s0["uncacheable"] == len(outs) == 5
     assert s1["stores"] == s0["stores"]
     assert not os.path.isdir(folder) or not os.listdir(folder)
-    for out in outs:
-        np.testing.assert_allclose(np.asarray(out), expected, rtol=1e-6)
+    for out in outs:  # inside a trace XLA's default options, at top level the quick ones for this small
+        # program (jaxdml._runtime.quick_compile_applies): two float32 tanh layers fused differently
+        # differ by a few ulps (float32's is 1.2e-7)
+        np.testing.assert_allclose(np.asarray(out), expected, rtol=1e-5)
 
 
 def _uniform(key, x):
@@ -259,7 +272,7 @@ def _run_fresh(f, *args):
 def test_store_load_bit_identical(folder):
     f = xc.cached_jit(_affine, static_argnames=("n",))
     X, W = _args()
-    plain = jax.jit(_affine)(X, W)
+    plain = _without_cache(X, W)
     s0 = xc.stats()
     first = _run_fresh(f, X, W)
     second = _run_fresh(f, X, W)
@@ -378,7 +391,7 @@ def test_memory_holds_the_most_recent_programs(folder, monkeypatch):
     monkeypatch.setattr(xc, "_MEMORY_SIZE", 2)
     f = xc.cached_jit(_affine, static_argnames=("n",))
     shapes = [_args(n=k) for k in (4, 5, 6)]
-    expected = [np.asarray(jax.jit(_affine)(*a)[1]) for a in shapes]
+    expected = [np.asarray(_without_cache(*a)[1]) for a in shapes]
     for a in shapes:
         f(*a)
     s0 = xc.stats()
@@ -445,7 +458,7 @@ def test_environment_switch_turns_the_layer_off(folder, monkeypatch):
     s0 = xc.stats()
     f = xc.cached_jit(_affine, static_argnames=("n",))
     X, W = _args()
-    np.testing.assert_array_equal(np.asarray(f(X, W)[1]), np.asarray(jax.jit(_affine)(X, W)[1]))
+    np.testing.assert_array_equal(np.asarray(f(X, W)[1]), np.asarray(_without_cache(X, W)[1]))
     assert xc.stats() == s0 and not os.path.isdir(folder)
     xc.set_enabled(True)
     assert xc.cache_dir() == str(folder)
@@ -486,3 +499,63 @@ def test_second_process_loads_bit_identical_fits(tmp_path):
     assert outs[0][0] == outs[1][0] == outs[2][0]
     assert outs[1][1:] == ["1", "0"]  # the first process with the cache traced NCA's runner once
     assert outs[2][1:] == ["0", "2"]  # the second traced nothing: both programs were loaded
+
+
+# --------------------------------------------------------------------------- compile options by size
+
+def test_small_programs_compile_with_the_quick_options_on_a_cpu(monkeypatch):
+    """On a CPU a program whose traced arguments hold at most QUICK_COMPILE_MAX_ELEMENTS elements
+    compiles as jax.jit with QUICK_COMPILE_OPTIONS (its compiled HLO is that one's, not the default
+    one's), a larger one with XLA's defaults; the choice is part of the key."""
+    from jaxdml import _runtime
+
+    suite_flags = os.environ.get("XLA_FLAGS", "")
+    monkeypatch.setenv("XLA_FLAGS", "")  # no option set by the user (XLA read the real flags at start)
+    f = xc.cached_jit(_affine, static_argnames=("n",))
+    small, big = _args(), _args(n=_runtime.QUICK_COMPILE_MAX_ELEMENTS // 3)
+    assert sum(a.size for a in big) > _runtime.QUICK_COMPILE_MAX_ELEMENTS >= sum(a.size for a in small)
+    if jax.default_backend() != "cpu":
+        assert f._variant(small, {}) is f.jitted
+        return
+    def ops(jitted, args):  # the compiled HLO's instructions, without source metadata
+        text = jitted.lower(*args).compile().as_text()
+        return [ln.split(", metadata=")[0] for ln in text.splitlines() if " = " in ln]
+
+    quick = ops(jax.jit(_affine, compiler_options=dict(_runtime.QUICK_COMPILE_OPTIONS)), small)
+    default = ops(jax.jit(_affine), small)
+    if "--xla_cpu_use_fusion_emitters=false" not in suite_flags:  # the suite's conftest may set it
+        assert quick != default  # the options change the program on this CPU
+    assert f._variant(small, {}) is f._quick and ops(f, small) == quick
+    assert f._variant(big, {}) is f.jitted and ops(f, big) == ops(jax.jit(_affine), big)
+    key = _key(f, *small)
+    monkeypatch.setattr(_runtime, "QUICK_COMPILE_MAX_ELEMENTS", 0)
+    assert f._variant(small, {}) is f.jitted and _key(f, *small) != key
+
+
+@pytest.mark.parametrize("cache_on", [True, False])
+def test_a_jaxlib_without_the_quick_options_compiles_with_the_defaults(folder, monkeypatch, cache_on):
+    """An option this jaxlib does not know: the call compiles with XLA's defaults instead of failing
+    (and remembers it for the process), with and without the cache."""
+    from jaxdml import _runtime
+
+    monkeypatch.setattr(_runtime, "QUICK_COMPILE_OPTIONS", {"xla_no_such_option_in_any_jaxlib": True})
+    monkeypatch.setitem(_runtime._QUICK, "known", True)
+    xc.set_enabled(cache_on)
+    f = xc.cached_jit(_affine, static_argnames=("n",))
+    X, W = _args()
+    out = f(X, W)
+    np.testing.assert_array_equal(np.asarray(out[1]), np.asarray(jax.jit(_affine)(X, W)[1]))
+    assert _runtime._QUICK["known"] is (jax.default_backend() != "cpu")
+
+
+def test_options_the_user_set_in_xla_flags_win(monkeypatch):
+    """A compile option would override XLA_FLAGS: jaxdml leaves out the ones the user set, and with
+    none left compiles every program as plain jax.jit does."""
+    from jaxdml import _runtime
+
+    monkeypatch.setenv("XLA_FLAGS", "--xla_backend_optimization_level=3")
+    assert _runtime.quick_compile_options() == {"xla_cpu_use_fusion_emitters": False}
+    monkeypatch.setenv("XLA_FLAGS", "--xla_cpu_use_fusion_emitters=true --xla_backend_optimization_level=3")
+    assert _runtime.quick_compile_options() == {}
+    f = xc.cached_jit(_affine, static_argnames=("n",))
+    assert not _runtime.quick_compile_applies([np.ones(3)]) and f._variant(_args(), {}) is f.jitted
