@@ -527,7 +527,7 @@ def main_full(args, split):
                       f"fit {fit_s[size][key][name]:8.2f}s", file=sys.stderr, flush=True)
     checks = gain_check(per_size, ks)
     summary = []
-    for key in per_size["full"]:
+    for key in dict.fromkeys([*per_size["subset"], *per_size["full"]]):  # either size may be the only one run
         row = dict(method=key)
         for size in ("subset", "full"):
             vals = [v[str(ks[0])] for v in per_size[size].get(key, {}).values()]  # {} for a size not run

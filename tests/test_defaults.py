@@ -122,6 +122,10 @@ def test_full_tier_gain_check_covers_a_method_outside_the_basic_columns(tmp_path
     acc = payload["per_size"]["subset"]["lfda"]["banana"]["3"]
     eucl = payload["per_size"]["subset"]["Euclidean"]["banana"]["3"]
     assert 0.5 < acc <= 1.0 and 0.5 < eucl <= 1.0  # two balanced-ish classes: above chance
+    # a run of the subsets only still summarises them (the whole-fold column empty, nothing to check)
+    assert [(r["method"], r["subset"], r["full"]) for r in payload["summary"]] == [
+        ("Euclidean", eucl, None), ("lfda", acc, None)]
+    assert payload["gain_check"] == []
 
 
 # --------------------------------------------------------------------------- NCA converges honestly
