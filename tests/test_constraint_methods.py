@@ -154,8 +154,13 @@ def test_itml_hard_constraints_without_slack(x64):
 
 
 def test_itml_fit_satisfies_slack_constraints_on_wine(wine_minmax, itml_wine):
+    """Driven to a tight tolerance (the default stops at a relative dual change of 1e-3, where a
+    quarter of the constraints still miss their slack bound by 0.1-5 %), the Bregman projections
+    satisfy every slack-relaxed constraint; the default run uses the same pairs and bounds."""
     X, y = wine_minmax
-    m = itml_wine.result_
+    m = jaxdml.ITML(random_state=0, tol=1e-5).fit(X, y).result_
+    assert np.array_equal(m.info["pairs"], itml_wine.result_.info["pairs"])
+    assert m.info["bounds"] == itml_wine.result_.info["bounds"] and m.n_iter > itml_wine.result_.n_iter
     u, l = m.info["bounds"]
     from scipy.spatial.distance import pdist
 

@@ -22,6 +22,8 @@ __all__ = ["ITML", "ITML_METHOD"]
 
 #: Least cap on ITML's default number of pairs of each kind (20 * n_classes**2 below the cap).
 ITML_MAX_DEFAULT_PAIRS = 500
+#: ITML's default stopping tolerance on the relative change of the duals over a sweep (PROTOCOL round 12)
+ITML_TOL = 1e-3
 
 
 def itml_default_pairs(n_classes, n_features):
@@ -164,7 +166,7 @@ def _itml(X, codes, n_classes, *, n_components, random_state, max_iter, tol, ver
     ``info``: ``pairs`` the constraints used (interleaved), ``labels`` their +1/-1 labels and
     ``similar`` the same as 0/1 flags.
     """
-    tol = 1e-5 if tol is None else float(tol)
+    tol = ITML_TOL if tol is None else float(tol)
     rng = check_random_state(random_state)
     X = centred_rows(X)  # distances are unchanged; float32 keeps the differences of rows far from 0
     sup = supervision("itml", X, codes, n_classes, pairs, similar)
@@ -258,8 +260,12 @@ class ITML(PairsMetricLearner):
         (n_pairs, 2) reads its points as ``preprocessor[idx]`` (or ``preprocessor(idx)``).
     max_iter : int, default=None
         Sweeps over the constraints (default 1000).
-    tol : float, default=1e-5
-        Stop when the relative change of the dual variables over a sweep is below ``tol``.
+    tol : float, default=1e-3
+        Stop when the relative change of the dual variables over a sweep,
+        :math:`\|\lambda - \lambda_{old}\|_1 / (\|\lambda\|_1 + \|\lambda_{old}\|_1)`, is below
+        ``tol`` (metric-learn's ``convergence_threshold`` is the same test in the 2-norm, default
+        1e-3). 1e-3 was chosen by the defaults protocol (``benchmarks/PROTOCOL.md``, round 12): the
+        same k-NN accuracy as 1e-5 on both halves and both tiers in a fifth to a half of the sweeps.
     random_state : int, RandomState or None
         Seeds the pair sampling and the order of the constraints.
     verbose : int, default=0
@@ -297,7 +303,7 @@ class ITML(PairsMetricLearner):
     }
 
     def __init__(self, gamma=1.0, *, prior="identity", bounds=None, percentiles=(5.0, 95.0),
-                 n_constraints=None, max_iter=None, tol=1e-5, random_state=None, verbose=0, n_components=None,
+                 n_constraints=None, max_iter=None, tol=ITML_TOL, random_state=None, verbose=0, n_components=None,
                  preprocessor=None):
         self.gamma = gamma
         self.n_components = n_components
