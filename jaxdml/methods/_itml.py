@@ -265,7 +265,7 @@ class ITML(PairsMetricLearner):
         :math:`\|\lambda - \lambda_{old}\|_1 / (\|\lambda\|_1 + \|\lambda_{old}\|_1)`, is below
         ``tol`` (metric-learn's ``convergence_threshold`` is the same test in the 2-norm, default
         1e-3). 1e-3 was chosen by the defaults protocol (``benchmarks/PROTOCOL.md``, round 12): the
-        same k-NN accuracy as 1e-5 on both halves and both tiers in a fifth to a half of the sweeps.
+        same k-NN accuracy as 1e-5 on both halves and both tiers in 15-50 % of the fit time.
     random_state : int, RandomState or None
         Seeds the pair sampling and the order of the constraints.
     verbose : int, default=0
