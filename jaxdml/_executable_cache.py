@@ -258,7 +258,7 @@ class _CachedJit:
         self.static_argnames = tuple(static_argnames)
         self.jit_kwargs = dict(jit_kwargs)
         self.jitted = jax.jit(fn, static_argnames=self.static_argnames or None, **jit_kwargs)
-        self._quick = None  # the same with QUICK_COMPILE_OPTIONS, made on first use
+        self._quick = {}  # the same with the quick compile options, per options in effect, made on first use
         self._static = None
         self._static_pos = {}  # position -> name of static parameters that may come positionally
         if self.static_argnames:
@@ -289,10 +289,12 @@ class _CachedJit:
         if ("compiler_options" in self.jit_kwargs or any(isinstance(x, jax.core.Tracer) for x in leaves)
                 or not quick_compile_applies(leaves)):  # options only on a top-level jit
             return self.jitted
-        if self._quick is None:
-            self._quick = jax.jit(self.fn, static_argnames=self.static_argnames or None,
-                                  compiler_options=quick_compile_options(), **self.jit_kwargs)
-        return self._quick
+        options = quick_compile_options()
+        key = tuple(sorted(options.items()))
+        if key not in self._quick:
+            self._quick[key] = jax.jit(self.fn, static_argnames=self.static_argnames or None,
+                                       compiler_options=options, **self.jit_kwargs)
+        return self._quick[key]
 
     def _call(self, jitted, args, kwargs):
         from ._runtime import call_quick
@@ -316,7 +318,10 @@ class _CachedJit:
         :class:`Undescribable`."""
         import jax
 
+        from ._runtime import quick_compile_options
+
         quick = self._variant(args, kwargs) is not self.jitted
+        options = tuple(sorted(quick_compile_options().items())) if quick else None
         static = {k: kwargs[k] for k in self.static_argnames if k in kwargs}
         dynamic = {k: v for k, v in kwargs.items() if k not in static}
         if self._static_pos:
@@ -326,7 +331,7 @@ class _CachedJit:
         if "env" not in _ENV:
             _ENV["env"] = _environment()
         parts = (_FORMAT, self._function_key(), describe(static), str(tree), tuple(_leaf(x) for x in leaves),
-                 _context(), _ENV["env"], ("quick_compile", quick))
+                 _context(), _ENV["env"], ("compiler_options", options))
         text = repr(parts).encode()
         return hashlib.sha256(text).hexdigest(), text, args, dynamic
 

@@ -525,9 +525,13 @@ def test_small_programs_compile_with_the_quick_options_on_a_cpu(monkeypatch):
     default = ops(jax.jit(_affine), small)
     if "--xla_cpu_use_fusion_emitters=false" not in suite_flags:  # the suite's conftest may set it
         assert quick != default  # the options change the program on this CPU
-    assert f._variant(small, {}) is f._quick and ops(f, small) == quick
+    assert f._variant(small, {}) is not f.jitted and ops(f, small) == quick
     assert f._variant(big, {}) is f.jitted and ops(f, big) == ops(jax.jit(_affine), big)
     key = _key(f, *small)
+    monkeypatch.setitem(_runtime.QUICK_COMPILE_OPTIONS, "xla_backend_optimization_level", 1)
+    assert _key(f, *small) != key  # the options themselves are part of the key ...
+    level1 = ops(jax.jit(_affine, compiler_options=dict(_runtime.QUICK_COMPILE_OPTIONS)), small)
+    assert ops(f, small) == level1  # ... and of the program compiled for it
     monkeypatch.setattr(_runtime, "QUICK_COMPILE_MAX_ELEMENTS", 0)
     assert f._variant(small, {}) is f.jitted and _key(f, *small) != key
 
