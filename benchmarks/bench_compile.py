@@ -87,9 +87,10 @@ def worker(method: str, dataset: str, options: str) -> dict:
     X, y = load(dataset)
     n = int(0.9 * len(y))
     est = getattr(jaxdml, method)
+    seeded = "random_state" in est().get_params()  # LFDA and the closed forms take no seed
 
-    def cls(random_state):  # LFDA and the closed forms take no seed
-        return est(random_state=random_state) if "random_state" in est().get_params() else est()
+    def cls(random_state):
+        return est(random_state=random_state) if seeded else est()
 
     t0 = time.perf_counter()
     cls(random_state=0).fit(X[:n], y[:n])

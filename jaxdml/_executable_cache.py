@@ -276,25 +276,32 @@ class _CachedJit:
     def lower(self, *args, **kwargs):
         return self._variant(args, kwargs).lower(*args, **kwargs)
 
-    def _variant(self, args, kwargs):
-        """The jitted function a call compiles with: XLA's quick options for a small program on a CPU
-        (:func:`jaxdml._runtime.quick_compile_applies`), its defaults otherwise or inside another
-        trace. Both the cached and the uncached path take the same one, so a result never depends on
-        the cache."""
+    def _options(self, args, kwargs):
+        """The quick compile options a call compiles with, as a sorted tuple (:func:`jaxdml._runtime.
+        quick_compile_applies`: a small program on a CPU), or None for XLA's defaults (also inside
+        another trace: options only go on a top-level jit)."""
         import jax
 
         from ._runtime import quick_compile_applies, quick_compile_options
 
         leaves = jax.tree_util.tree_leaves((args, kwargs))
         if ("compiler_options" in self.jit_kwargs or any(isinstance(x, jax.core.Tracer) for x in leaves)
-                or not quick_compile_applies(leaves)):  # options only on a top-level jit
+                or not quick_compile_applies(leaves)):
+            return None
+        return tuple(sorted(quick_compile_options().items()))
+
+    def _variant(self, args, kwargs):
+        """The jitted function a call compiles with (one per set of options, made on first use). The
+        cached and the uncached path take the same one, so a result never depends on the cache."""
+        import jax
+
+        options = self._options(args, kwargs)
+        if options is None:
             return self.jitted
-        options = quick_compile_options()
-        key = tuple(sorted(options.items()))
-        if key not in self._quick:
-            self._quick[key] = jax.jit(self.fn, static_argnames=self.static_argnames or None,
-                                       compiler_options=options, **self.jit_kwargs)
-        return self._quick[key]
+        if options not in self._quick:
+            self._quick[options] = jax.jit(self.fn, static_argnames=self.static_argnames or None,
+                                           compiler_options=dict(options), **self.jit_kwargs)
+        return self._quick[options]
 
     def _call(self, jitted, args, kwargs):
         from ._runtime import call_quick
@@ -318,10 +325,7 @@ class _CachedJit:
         :class:`Undescribable`."""
         import jax
 
-        from ._runtime import quick_compile_options
-
-        quick = self._variant(args, kwargs) is not self.jitted
-        options = tuple(sorted(quick_compile_options().items())) if quick else None
+        options = self._options(args, kwargs)
         static = {k: kwargs[k] for k in self.static_argnames if k in kwargs}
         dynamic = {k: v for k, v in kwargs.items() if k not in static}
         if self._static_pos:
@@ -363,7 +367,7 @@ class _CachedJit:
         try:
             compiled, fresh = _compile_fresh(self.lower(*args, **kwargs))
         except Exception as exc:  # a jaxlib without one of the quick options: XLA's defaults
-            if "compile option" not in str(exc) or self._variant(args, kwargs) is self.jitted:
+            if "compile option" not in str(exc) or self._options(args, kwargs) is None:
                 raise
             from ._runtime import _QUICK
 
