@@ -304,11 +304,14 @@ class _CachedJit:
         return self._quick[options]
 
     def _call(self, jitted, args, kwargs):
-        from ._runtime import call_quick
+        """Call through ``jax.jit`` (which traces and compiles on a shape's first call: the
+        collector is paused, :func:`jaxdml._runtime.paused_gc`)."""
+        from ._runtime import call_quick, paused_gc
 
-        if jitted is self.jitted:
-            return jitted(*args, **kwargs)
-        return call_quick(jitted, self.jitted, *args, **kwargs)
+        with paused_gc():
+            if jitted is self.jitted:
+                return jitted(*args, **kwargs)
+            return call_quick(jitted, self.jitted, *args, **kwargs)
 
     def _function_key(self):
         if self._static is None:
@@ -364,8 +367,13 @@ class _CachedJit:
             else:
                 self._remember(key, compiled)
                 return out
+        from ._runtime import paused_gc
+
         try:
-            compiled, fresh = _compile_fresh(self.lower(*args, **kwargs))
+            with paused_gc():  # tracing and compiling: no collector passes over the whole heap
+                compiled, fresh = _compile_fresh(self.lower(*args, **kwargs))
+                if fresh:
+                    self._store(folder, key, description, compiled)
         except Exception as exc:  # a jaxlib without one of the quick options: XLA's defaults
             if "compile option" not in str(exc) or self._options(args, kwargs) is None:
                 raise
@@ -373,8 +381,6 @@ class _CachedJit:
 
             _QUICK["known"] = False
             return self(*args, **kwargs)
-        if fresh:
-            self._store(folder, key, description, compiled)
         self._remember(key, compiled)
         return compiled(*dyn_args, **dynamic)
 

@@ -143,3 +143,26 @@ def test_data_parallel_objective_on_a_one_device_mesh(rng):
         np.testing.assert_allclose(np.asarray(g1), np.asarray(g0), rtol=1e-5, atol=1e-7)
     v, g = split(L, prob, hyper, jnp.arange(40, 48, dtype=jnp.int32), candidates)
     assert float(v) == 0.0 and not np.any(np.asarray(g))
+
+
+def test_uses_linesearch_is_right_and_traces_an_optimizer_once_per_signature(monkeypatch):
+    from jaxdml.solvers import _driver
+
+    calls = []
+    real = jax.eval_shape
+    monkeypatch.setattr(_driver.jax, "eval_shape", lambda *a, **k: calls.append(1) or real(*a, **k))
+    p32, tree = np.zeros((3, 2), np.float32), {"L": np.zeros(4, np.float32)}
+    mine, zoom, adam = _driver.make_optimizer("lbfgs"), optax.lbfgs(), optax.adam(1e-2)
+    assert _driver.uses_linesearch(mine, p32) and _driver.uses_linesearch(zoom, p32)
+    assert not _driver.uses_linesearch(adam, p32)
+    n = len(calls)
+    assert n == 3
+    for _ in range(3):  # remembered: no more tracing
+        assert _driver.uses_linesearch(mine, p32) and not _driver.uses_linesearch(adam, p32)
+    assert len(calls) == n
+    # another parameter signature (a pytree, another shape) is traced afresh, and answered the same
+    assert _driver.uses_linesearch(mine, tree) and not _driver.uses_linesearch(adam, np.zeros(5, np.float32))
+    assert len(calls) == n + 2
+    # an optimizer without extra-args support is wrapped, and answered as before
+    plain = optax.GradientTransformation(adam.init, adam.update)
+    assert not _driver.uses_linesearch(plain, p32)

@@ -563,3 +563,81 @@ def test_options_the_user_set_in_xla_flags_win(monkeypatch):
     assert _runtime.quick_compile_options() == {}
     f = xc.cached_jit(_affine, static_argnames=("n",))
     assert not _runtime.quick_compile_applies([np.ones(3)]) and f._variant(_args(), {}) is f.jitted
+
+
+def test_paused_gc_pauses_the_collector_and_restores_what_it_found():
+    import gc
+    import threading
+
+    from jaxdml._runtime import paused_gc
+
+    assert gc.isenabled()
+    with paused_gc():
+        assert not gc.isenabled()
+        with paused_gc():  # re-entrant
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    with pytest.raises(RuntimeError):
+        with paused_gc():
+            raise RuntimeError("inside")
+    assert gc.isenabled()  # restored on an exception too
+    gc.disable()
+    try:
+        with paused_gc():
+            pass
+        assert not gc.isenabled()  # a collector the caller turned off stays off
+    finally:
+        gc.enable()
+    # two threads whose blocks overlap (A enters, B enters, A leaves, B leaves): the collector stays
+    # paused until the last block ends, then runs again (it must not end up disabled)
+    steps = [threading.Event() for _ in range(3)]
+    seen = {}
+
+    def a():
+        with paused_gc():
+            steps[0].set()
+            steps[1].wait(5)
+        seen["after_a"] = gc.isenabled()
+        steps[2].set()
+
+    def b():
+        steps[0].wait(5)
+        with paused_gc():
+            steps[1].set()
+            steps[2].wait(5)
+            seen["inside_b"] = gc.isenabled()
+
+    threads = [threading.Thread(target=a), threading.Thread(target=b)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert seen == {"after_a": False, "inside_b": False}
+    assert gc.isenabled()
+
+
+@pytest.mark.parametrize("cached", [True, False])
+def test_fits_trace_and_compile_with_the_collector_paused(folder, cached):
+    """The executable cache's cold path (trace, lower, compile, store), the plain ``jax.jit`` path
+    and the float64 closed forms trace and compile with the collector paused: JAX's trace and
+    compile events of a fit whose shapes no other test uses all fire while it is off."""
+    import gc
+
+    seen = []
+
+    def listener(event, duration, **_):
+        if event in ("/jax/core/compile/jaxpr_trace_duration", "/jax/core/compile/backend_compile_duration"):
+            seen.append(gc.isenabled())
+
+    xc.set_enabled(cached)
+    jax.monitoring.register_event_duration_secs_listener(listener)
+    try:
+        X = np.random.default_rng(0).normal(size=(41 + cached, 3)) + 3.0 * cached
+        y = np.arange(len(X)) % 2
+        jaxdml.NCA(max_iter=7).fit(X, y)  # the L-BFGS solver
+        jaxdml.LDA().fit(X, y)  # a closed form, in float64
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listener)
+    assert seen and not any(seen), seen
+    assert gc.isenabled()

@@ -11,6 +11,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from .._padding import resolve_bucket
+from .._runtime import paused_gc, to_device
 from .._validation import Interval, Options
 from ..linalg import centred_rows
 from ..losses._mlkr import RegressionProblem, mlkr
@@ -49,8 +50,9 @@ def regression_problem(X, t, pad_to="auto") -> RegressionProblem:
     bucket = resolve_bucket(n, pad_to)
     dtype = jnp.result_type(float)
     pad = lambda a: np.concatenate([a, np.zeros((bucket - n,) + a.shape[1:])])  # noqa: E731
-    return RegressionProblem(X=jnp.asarray(pad(X), dtype), t=jnp.asarray(pad(t), dtype),
-                             sample_mask=jnp.asarray(pad(np.ones(n)), dtype))
+    # cast on the host (jnp.asarray with a dtype compiles a conversion program per shape)
+    return RegressionProblem(X=to_device(pad(X), dtype), t=to_device(pad(t), dtype),
+                             sample_mask=to_device(pad(np.ones(n)), dtype))
 
 
 def _split(n, fraction, rng):
@@ -121,7 +123,7 @@ def _early_stopped(X, t, L0, split, opt, *, max_iter, tol, learning_rate, verbos
         else:
             track["since"] += 1
 
-    L, hist = jnp.asarray(L0, problem.X.dtype), []
+    L, hist = to_device(L0, problem.X.dtype), []
     with _ITERATES.lock:
         _ITERATES.watch = watch
         try:
@@ -171,10 +173,11 @@ def _mlkr(X, targets, n_classes, *, n_components, random_state, max_iter, tol, v
                                                           pad_to=pad_to)
         if not converged:
             warn_not_converged("mlkr", max_iter, tol)
-        loss = float(_mlkr_value(jnp.asarray(L, full.X.dtype), full))
+        with paused_gc():  # traced and compiled on a shape's first call
+            loss = float(_mlkr_value(to_device(L, full.X.dtype), full))
         return dict(L=np.asarray(L, np.float64), n_iter=n_iter, converged=converged, loss_history=hist, loss=loss,
                     info=dict(info, **rows))
-    res = minimize(mlkr, jnp.asarray(L0, full.X.dtype), full, optimizer=opt, max_iter=max_iter, tol=tol,
+    res = minimize(mlkr, to_device(L0, full.X.dtype), full, optimizer=opt, max_iter=max_iter, tol=tol,
                    learning_rate=learning_rate, verbose=verbose)
     n_iter, hist = finish(res, "mlkr", max_iter, tol)
     return dict(L=np.asarray(res.params, np.float64), n_iter=n_iter, converged=bool(res.converged),

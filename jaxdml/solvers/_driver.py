@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import numbers
+import weakref
 from typing import Any, Callable, NamedTuple, Optional
 
 import jax
@@ -22,6 +23,7 @@ from optax import tree_utils as otu
 
 from .._logging import show_progress
 from .._executable_cache import cached_jit, register_name
+from .._runtime import paused_gc
 from .._threads import blas_single_threaded
 from ._callbacks import progress, run_with_callback, user_callback
 from ._lbfgs import is_trial_state, lbfgs
@@ -122,11 +124,28 @@ def has_linesearch_state(state) -> bool:
         return False
 
 
+#: optimizer.init -> {params signature: uses a line search}; weak keys, so a user's optimizers are not kept
+_LINESEARCH = weakref.WeakKeyDictionary()
+
+
 def uses_linesearch(optimizer, params) -> bool:
-    """True if ``optimizer`` keeps line-search state (e.g. L-BFGS): it then needs full batches."""
-    if not isinstance(optimizer, optax.GradientTransformationExtraArgs):
-        optimizer = optax.with_extra_args_support(optimizer)
-    return has_linesearch_state(jax.eval_shape(optimizer.init, params))
+    """True if ``optimizer`` keeps line-search state (e.g. L-BFGS): it then needs full batches.
+
+    Found from the shape of ``optimizer.init(params)`` (traced once per optimizer and parameter
+    signature in a process, then remembered: a fit asks twice, and tracing costs about a millisecond)."""
+    leaves, treedef = jax.tree_util.tree_flatten(params)
+    signature = (treedef, tuple((np.shape(x), str(jnp.result_type(x))) for x in leaves))
+    try:
+        known = _LINESEARCH.setdefault(optimizer.init, {})
+    except TypeError:  # an init that cannot be weakly referenced: not remembered
+        known = {}
+    if signature not in known:
+        wrapped = optimizer
+        if not isinstance(wrapped, optax.GradientTransformationExtraArgs):
+            wrapped = optax.with_extra_args_support(wrapped)
+        with paused_gc():
+            known[signature] = has_linesearch_state(jax.eval_shape(wrapped.init, params))
+    return known[signature]
 
 
 def default_patience(optimizer, params) -> int:
@@ -486,4 +505,5 @@ def minimize(
         patience = 2 if linesearch else 10
     run = _runner(loss_fn, optimizer, projection, int(max_iter), int(patience), static_hyper, print_every, mesh,
                   callback)
-    return run_with_callback(callback, run, params0, problem, traced, tol, lr)
+    with paused_gc():  # a runner that prints, calls back or shards is traced by jax.jit itself, here
+        return run_with_callback(callback, run, params0, problem, traced, tol, lr)
