@@ -3,7 +3,8 @@
 for several seeds, per data set and constraint rule (``--n-constraints``: ``default`` = the
 estimator's default, a number of pairs of each kind, ``scaled:N``: N pairs of each kind with the
 default's slack weight ``gamma * min(20 K^2, 500) / N``, ``atleast:N``: the default's number of
-pairs raised to at least N (same slack scaling), or ``nn<k>``: each row's k nearest rows of its
+pairs raised to at least N (same slack scaling), ``all``: the estimator's ``n_constraints="all"``
+(every pair; the same result for every seed), or ``nn<k>``: each row's k nearest rows of its
 class and of the other classes). Data sets with more than 1000 samples run the protocol's small
 tier: folds 1-3 (``--large-folds``), training folds capped at 1000 rows as ``bench_defaults.py``
 caps them (``--max-train``; 0: whole folds).
@@ -84,7 +85,7 @@ def cv(dataset, data_dir, seed, n_constraints, large_folds=(1, 2, 3), max_train=
     from sklearn.preprocessing import MinMaxScaler
 
     kw = {} if n_constraints == "default" or n_constraints.startswith(("nn", "scaled:", "atleast:")) else dict(
-        n_constraints=int(n_constraints))
+        n_constraints=n_constraints if n_constraints == "all" else int(n_constraints))
     if tol is not None:
         kw["tol"] = tol
     accs, times = [], []

@@ -605,3 +605,54 @@ def test_itml_default_gamma_keeps_the_pairs_total_weight():
         g1 = jaxdml.fit(X, y, loss="itml", max_iter=3, random_state=0, n_constraints=648, gamma=1.0)
     np.testing.assert_allclose(m.M, e.M, rtol=1e-12, atol=1e-12)
     assert not np.allclose(m.M, g1.M, rtol=1e-6)
+
+
+def _iris_subset():
+    X, y = load_iris(return_X_y=True)
+    keep = np.arange(0, 150, 3)  # 50 rows, every class
+    return MinMaxScaler().fit_transform(X[keep]), y[keep]
+
+
+def test_itml_all_pairs_is_every_labelled_pair_with_the_scaled_slack():
+    """n_constraints="all": every pair i < j of the training rows, +1 on a shared label, and the
+    default's slack scaling gamma * min(20 K^2, 500) / (n_pairs / 2): the fit equals the one with
+    those pairs and that gamma given explicitly."""
+    X, y = _iris_subset()
+    n = len(y)
+    m = jaxdml.ITML(n_constraints="all", random_state=0).fit(X, y)
+    pairs, labels = m.result_.info["pairs"], m.result_.info["labels"]
+    assert len(pairs) == n * (n - 1) // 2
+    assert len({(min(a, b), max(a, b)) for a, b in pairs}) == len(pairs)
+    np.testing.assert_array_equal(labels, np.where(y[pairs[:, 0]] == y[pairs[:, 1]], 1, -1))
+    i, j = np.triu_indices(n, 1)
+    same = y[i] == y[j]
+    order = np.concatenate([np.flatnonzero(same), np.flatnonzero(~same)])  # similar pairs first
+    i, j, same = i[order], j[order], same[order]
+    gamma = min(20 * 3**2, 500) / (len(i) // 2)
+    # the same bounds (from the training rows, not from the rows of the pairs) and the sweeps in the
+    # same order: the same computation
+    e = jaxdml.ITML(gamma=gamma, bounds=m.bounds_, random_state=0).fit(
+        np.stack([X[i], X[j]], axis=1), np.where(same, 1, -1))
+    assert m.n_iter_ == e.n_iter_
+    np.testing.assert_allclose(m.metric_, e.metric_, rtol=1e-9, atol=1e-9 * np.abs(e.metric_).max())
+
+
+def test_itml_all_pairs_does_not_depend_on_random_state():
+    X, y = _iris_subset()
+    ms = [jaxdml.ITML(n_constraints="all", random_state=s).fit(X, y).metric_ for s in (0, 7, None)]
+    np.testing.assert_array_equal(ms[0], ms[1])
+    np.testing.assert_array_equal(ms[0], ms[2])
+    # (sampled pairs do depend on it: the reason for the option)
+    a, b = (jaxdml.ITML(random_state=s).fit(X, y).metric_ for s in (0, 7))
+    assert not np.allclose(a, b)
+
+
+def test_itml_all_pairs_refuses_a_set_too_large(monkeypatch):
+    from jaxdml.methods import _itml
+
+    X, y = _iris_subset()
+    monkeypatch.setattr(_itml, "ITML_ALL_PAIRS_ELEMENTS", 1000)  # 1225 pairs x 4 features is above
+    with pytest.raises(ValueError, match=r"n_constraints='all'.*1,225 pairs of 4 features.*integer n_constraints"):
+        jaxdml.ITML(n_constraints="all").fit(X, y)
+    with pytest.raises(ValueError, match="n_constraints"):
+        jaxdml.ITML(n_constraints="every").fit(X, y)

@@ -14,6 +14,7 @@ from .._validation import Interval, Options
 from ..exceptions import NonPSDError
 from ..linalg import centred_rows
 from ..losses._itml import itml_bregman
+from ..problems import labelled_pairs
 from ._pairs import (ESTIMATOR_CONSTRAINTS, PAIRS_CONSTRAINTS, PERCENTILE_PAIRS, PairsMetricLearner, factor_result,
                      sample_pairs, supervision, warn_not_converged)
 from ._record import POSITIVE_REAL, Method
@@ -24,6 +25,10 @@ __all__ = ["ITML", "ITML_METHOD"]
 ITML_MAX_DEFAULT_PAIRS = 500
 #: ITML's default stopping tolerance on the relative change of the duals over a sweep (PROTOCOL round 12)
 ITML_TOL = 1e-3
+#: Largest ``n_pairs * n_features`` of ``n_constraints="all"`` (its difference vectors, float64: 256 MB)
+ITML_ALL_PAIRS_ELEMENTS = 32_000_000
+#: ``n_constraints`` of ITML: a number of pairs of each kind, "all" or None (the default)
+N_CONSTRAINTS = [Interval(numbers.Integral, 1, None), Options({"all"}), None]
 
 
 def itml_default_pairs(n_classes, n_features):
@@ -54,6 +59,22 @@ def itml_default_gamma(gamma, n_classes, n_pairs):
     if not np.isfinite(gamma):
         return gamma
     return float(gamma) * min(20 * n_classes**2, ITML_MAX_DEFAULT_PAIRS) / max(int(n_pairs), 1)
+
+
+def itml_all_pairs(codes, n_features):
+    """``n_constraints="all"``: every pair of training rows, +1 if they share a label, -1 if not
+    (``(a, b, s)`` as :func:`sample_pairs` gives them), after checking that the set fits:
+    ``n (n - 1) / 2`` pairs of ``n_features`` values each, at most :data:`ITML_ALL_PAIRS_ELEMENTS`."""
+    n = int(codes.shape[0])
+    n_pairs = n * (n - 1) // 2
+    if n_pairs * int(n_features) > ITML_ALL_PAIRS_ELEMENTS:
+        raise ValueError(
+            f"ITML: n_constraints='all' takes every pair of the {n} training rows, {n_pairs:,} pairs of "
+            f"{n_features} features ({n_pairs * n_features:.3g} values; at most {ITML_ALL_PAIRS_ELEMENTS:.3g}). "
+            "Pass an integer n_constraints to sample pairs instead."
+        )
+    a, b, s = labelled_pairs(codes)
+    return a.astype(np.int64), b.astype(np.int64), s
 def _itml_prior(prior, X, owner="ITML"):
     """The prior metric ``M0`` (``owner``: the method named in messages; SDML and LSML share it)."""
     d = X.shape[1]
@@ -167,7 +188,9 @@ def _itml(X, codes, n_classes, *, n_components, random_state, max_iter, tol, ver
     ``similar`` the same as 0/1 flags.
     """
     tol = ITML_TOL if tol is None else float(tol)
-    rng = check_random_state(random_state)
+    # "all" pairs: a function of the data alone (the percentile sample of large data and the order of
+    # the sweeps are fixed too), whatever random_state
+    rng = check_random_state(0 if isinstance(n_constraints, str) and pairs is None else random_state)
     X = centred_rows(X)  # distances are unchanged; float32 keeps the differences of rows far from 0
     sup = supervision("itml", X, codes, n_classes, pairs, similar)
     M0 = _itml_prior(prior, X)
@@ -175,7 +198,10 @@ def _itml(X, codes, n_classes, *, n_components, random_state, max_iter, tol, ver
         u, l = _check_bounds(bounds)
     else:
         u, l = _percentile_bounds(X, M0, _check_percentiles(percentiles), rng)
-    if sup is None:
+    if sup is None and isinstance(n_constraints, str):  # "all": the same pairs in every run
+        a, b, s = itml_all_pairs(codes, X.shape[1])
+        gamma = itml_default_gamma(gamma, n_classes, max(s.size // 2, 1))  # per kind, on average
+    elif sup is None:
         k = itml_default_pairs(n_classes, X.shape[1]) if n_constraints is None else int(n_constraints)
         a, b, s = sample_pairs(codes, k, k, rng)
         if n_constraints is None:
@@ -213,7 +239,7 @@ ITML_METHOD = Method(
     "itml", "M", _itml,
     defaults=dict(gamma=1.0, prior="identity", bounds=None, percentiles=(5.0, 95.0), n_constraints=None, pairs=None,
                   similar=None),
-    constraints={**PAIRS_CONSTRAINTS, "gamma": [*POSITIVE_REAL, Options({float("inf")})],
+    constraints={**PAIRS_CONSTRAINTS, "n_constraints": N_CONSTRAINTS, "gamma": [*POSITIVE_REAL, Options({float("inf")})],
                  "prior": [Options({"identity", "covariance"}), "array-like"], "bounds": ["array-like", None],
                  "percentiles": ["array-like"]},
     supervised=False, estimator="ITML",
@@ -247,9 +273,15 @@ class ITML(PairsMetricLearner):
         Squared-distance bounds for similar / dissimilar pairs (``0 < u < l``). Default: the
         ``percentiles`` of the squared distances between training rows under ``M0``.
     percentiles : (p_u, p_l), default=(5, 95)
-    n_constraints : int, default=None
+    n_constraints : int, "all" or None, default=None
         Similar pairs sampled from the labels, and as many dissimilar pairs. Default
-        ``min(20 * n_classes**2, max(500, 8 * n_features**2))`` each.
+        ``min(20 * n_classes**2, max(500, 8 * n_features**2))`` each. "all": every pair of
+        training rows (``n (n - 1) / 2``, at most 32 million values in all: about 1000 rows of 64
+        features), with the default's slack scaling (``n_pairs`` the mean count of each kind): the
+        same constraints in every run, so the learned metric no longer depends on which pairs were
+        drawn (nor on ``random_state``: the sweeps run in one fixed order), at ``O(n^2 d^2)`` per sweep instead
+        of the default's ``O(K^2 d^2)``. Measured (``benchmarks/bench_itml_default.py``, 10-fold
+        3-NN, seeds 0-4): see ``benchmarks/PROTOCOL.md``, round 13.
     n_components : int, default=None
         ITML learns a full metric ``M``; a smaller ``n_components`` keeps its rank-``n_components``
         eigen-truncation (``components_`` = the leading eigenvectors of ``M`` scaled by the square
@@ -296,6 +328,7 @@ class ITML(PairsMetricLearner):
     _record = ITML_METHOD
     _parameter_constraints = {
         **ESTIMATOR_CONSTRAINTS,
+        "n_constraints": N_CONSTRAINTS,
         "gamma": [Interval(numbers.Real, 0, None, closed="neither"), Options({float("inf")})],
         "prior": [Options({"identity", "covariance"}), "array-like"],
         "bounds": ["array-like", None],
