@@ -121,7 +121,7 @@ def _source_hash() -> str:
 @functools.lru_cache(maxsize=1)
 def _cpu() -> str:
     """The processor XLA compiles for: model and feature flags (``/proc/cpuinfo`` on Linux)."""
-    info = [platform.machine(), platform.processor()]
+    info = [platform.machine()]
     try:
         with open("/proc/cpuinfo") as fh:
             for line in fh:
@@ -130,8 +130,8 @@ def _cpu() -> str:
                     info.append(line.strip())
                 if not line.strip():  # the first processor is enough
                     break
-    except OSError:
-        pass
+    except OSError:  # no /proc: the platform's own name (on Linux it runs a subprocess, so only here)
+        info.append(platform.processor())
     return hashlib.sha256("\n".join(info).encode()).hexdigest()
 
 

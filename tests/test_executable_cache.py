@@ -173,6 +173,21 @@ def test_cpu_key_without_proc_cpuinfo(monkeypatch):
     assert xk._cpu.__wrapped__() == expected
 
 
+@pytest.mark.skipif(not os.path.exists("/proc/cpuinfo"), reason="no /proc/cpuinfo here")
+def test_cpu_key_reads_proc_cpuinfo_without_starting_a_subprocess(monkeypatch):
+    """With ``/proc/cpuinfo`` the processor's model and feature flags describe it; the platform's
+    processor name (``uname -p`` in a subprocess on Linux, a few ms of every process) is not asked."""
+    import platform
+
+    from jaxdml import _executable_key as xk
+
+    monkeypatch.setattr(platform, "processor", lambda: pytest.fail("platform.processor() was called"))
+    with open("/proc/cpuinfo") as fh:
+        first = fh.read().split("\n\n")[0]
+    key = xk._cpu.__wrapped__()
+    assert "flags" not in first or key != hashlib.sha256(platform.machine().encode()).hexdigest()
+
+
 def test_calls_the_key_cannot_describe_go_through_jit(folder):
     """Inside a trace, with an array committed to a device, inside a named-axis or mesh context or
     with a default device: the call is not keyed (nothing is stored) and returns what jax.jit does."""
