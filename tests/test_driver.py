@@ -150,7 +150,7 @@ def test_uses_linesearch_is_right_and_traces_an_optimizer_once_per_signature(mon
 
     calls = []
     real = jax.eval_shape
-    monkeypatch.setattr(_driver.jax, "eval_shape", lambda *a, **k: calls.append(1) or real(*a, **k))
+    monkeypatch.setattr(jax, "eval_shape", lambda *a, **k: calls.append(1) or real(*a, **k))
     p32, tree = np.zeros((3, 2), np.float32), {"L": np.zeros(4, np.float32)}
     mine, zoom, adam = _driver.make_optimizer("lbfgs"), optax.lbfgs(), optax.adam(1e-2)
     assert _driver.uses_linesearch(mine, p32) and _driver.uses_linesearch(zoom, p32)

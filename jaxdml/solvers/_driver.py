@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import numbers
-import weakref
 from typing import Any, Callable, NamedTuple, Optional
 
 import jax
@@ -27,6 +26,7 @@ from .._runtime import paused_gc
 from .._threads import blas_single_threaded
 from ._callbacks import progress, run_with_callback, user_callback
 from ._lbfgs import is_trial_state, lbfgs
+from ._linesearch import default_patience, has_linesearch_state, uses_linesearch
 from ._sharding import data_parallel_objective as _objective
 from ._sharding import make_mesh
 
@@ -111,46 +111,6 @@ def trace_count() -> int:
 def count_trace() -> None:
     """Count one trace of a solver runner (every runner calls it inside its traced function)."""
     _TRACES["count"] += 1
-
-
-def has_linesearch_state(state) -> bool:
-    """True if an optimizer state holds line-search information: optax's line searches (their cached
-    value and gradient) or the trial points of :func:`jaxdml.solvers.lbfgs`."""
-    if is_trial_state(state):
-        return True
-    try:
-        return otu.tree_get(state, "info") is not None and otu.tree_get(state, "value") is not None
-    except Exception:  # pragma: no cover - tree_get raises on ambiguous keys
-        return False
-
-
-#: optimizer.init -> {params signature: uses a line search}; weak keys, so a user's optimizers are not kept
-_LINESEARCH = weakref.WeakKeyDictionary()
-
-
-def uses_linesearch(optimizer, params) -> bool:
-    """True if ``optimizer`` keeps line-search state (e.g. L-BFGS): it then needs full batches.
-
-    Found from the shape of ``optimizer.init(params)`` (traced once per optimizer and parameter
-    signature in a process, then remembered: a fit asks twice, and tracing costs about a millisecond)."""
-    leaves, treedef = jax.tree_util.tree_flatten(params)
-    signature = (treedef, tuple((np.shape(x), str(jnp.result_type(x))) for x in leaves))
-    try:
-        known = _LINESEARCH.setdefault(optimizer.init, {})
-    except TypeError:  # an init that cannot be weakly referenced: not remembered
-        known = {}
-    if signature not in known:
-        wrapped = optimizer
-        if not isinstance(wrapped, optax.GradientTransformationExtraArgs):
-            wrapped = optax.with_extra_args_support(wrapped)
-        with paused_gc():
-            known[signature] = has_linesearch_state(jax.eval_shape(wrapped.init, params))
-    return known[signature]
-
-
-def default_patience(optimizer, params) -> int:
-    """The full-batch loop's default ``patience``: 2 with a line search, 10 otherwise."""
-    return 2 if uses_linesearch(optimizer, params) else 10
 
 
 def initial_state(optimizer, params0, learning_rate):
