@@ -177,3 +177,31 @@ def test_default_blocks_are_cache_tiles_on_large_problems():
     assert row_block(big, 20000, None) * 20000 <= CACHE_TILE_ELEMENTS and row_block(big, 20000, None) >= 16
     assert row_block(small, 500, None) == 500  # small work: one block, as before
     assert row_block(big, 20000, 20000 * 3000) == 3000  # a budget the caller gives is used as given
+
+
+@pytest.mark.parametrize("name", ["matmul_nt", "matmul_nn"])
+def test_cpu_products_differentiate_as_the_plain_product(rng, x64, name):
+    """``linalg.matmul_nt`` / ``matmul_nn`` (``a @ b.T`` / ``a @ b`` whose derivatives avoid a
+    product over the left operand's first axis on a CPU): values, both modes and second order
+    against finite differences, gradients and JVPs equal to the plain product's, under ``vmap`` too."""
+    from jaxdml import linalg
+
+    f = getattr(linalg, name)
+    plain = (lambda a, b: a @ b.T) if name == "matmul_nt" else (lambda a, b: a @ b)
+    a = rng.normal(size=(7, 4))
+    b = rng.normal(size=(5, 4)) if name == "matmul_nt" else rng.normal(size=(4, 5))
+    np.testing.assert_allclose(f(a, b), plain(a, b), rtol=1e-14, atol=1e-14)
+    check_grads(f, (a, b), order=2, modes=("fwd", "rev"))
+    w = rng.normal(size=(7, 5))
+    mine = jax.grad(lambda a, b: jnp.sum(w * jnp.tanh(f(a, b))), argnums=(0, 1))(a, b)
+    ref_ = jax.grad(lambda a, b: jnp.sum(w * jnp.tanh(plain(a, b))), argnums=(0, 1))(a, b)
+    for m, r in zip(mine, ref_):
+        np.testing.assert_allclose(m, r, rtol=1e-12, atol=1e-12)
+    ta, tb = rng.normal(size=a.shape), rng.normal(size=b.shape)
+    np.testing.assert_allclose(jax.jvp(f, (a, b), (ta, tb))[1], jax.jvp(plain, (a, b), (ta, tb))[1],
+                               rtol=1e-12, atol=1e-12)
+    hb = jax.hessian(lambda b: jnp.sum(jnp.tanh(f(a, b))))(b)
+    np.testing.assert_allclose(hb, jax.hessian(lambda b: jnp.sum(jnp.tanh(plain(a, b))))(b), rtol=1e-10, atol=1e-12)
+    batch = np.stack([a, 2 * a])
+    gb = jax.vmap(jax.grad(lambda a, b: jnp.sum(w * f(a, b)), argnums=1), in_axes=(0, None))(batch, b)
+    np.testing.assert_allclose(gb[1], 2 * gb[0], rtol=1e-12)
