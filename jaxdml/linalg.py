@@ -146,7 +146,7 @@ def components_from_metric(M, *, tol: float | None = None) -> np.ndarray:
 
 @jax.custom_jvp
 def _nt_cpu(a, b):
-    return a @ b.T
+    return jnp.matmul(a, jnp.transpose(b))
 
 
 @_nt_cpu.defjvp
@@ -155,12 +155,14 @@ def _nt_cpu_jvp(primals, tangents):
     da, db = tangents
     # a @ db.T written as the transpose of a materialised db @ a.T: reverse mode then forms
     # (cotangent.T) @ a from a materialised transpose, a product of the "nn" form
+    # (jnp functions, not operators: jax 0.8 hands the rule its primals as TypedNdArray)
+    a, b, da, db = map(jnp.asarray, (a, b, da, db))
     return a @ b.T, da @ b.T + jax.lax.optimization_barrier(db @ a.T).T
 
 
 @jax.custom_jvp
 def _nn_cpu(a, b):
-    return a @ b
+    return jnp.matmul(a, b)
 
 
 @_nn_cpu.defjvp
@@ -169,6 +171,7 @@ def _nn_cpu_jvp(primals, tangents):
     da, db = tangents
     # a @ db as a product over the first axes of a materialised a.T and db: its reverse-mode
     # transpose is then a.T @ cotangent, of the "nn" form
+    a, b, da, db = map(jnp.asarray, (a, b, da, db))  # (see _nt_cpu_jvp)
     at = jax.lax.optimization_barrier(a.T)
     return a @ b, da @ b + jax.lax.dot_general(at, db, (((0,), (0,)), ((), ())))
 
