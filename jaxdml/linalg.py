@@ -176,16 +176,22 @@ def _nn_cpu_jvp(primals, tangents):
     return a @ b, da @ b + jax.lax.dot_general(at, db, (((0,), (0,)), ((), ())))
 
 
+def _rows_product(cpu, plain, a, b, k):
+    """``cpu`` (on a CPU) or ``plain`` of ``a``'s rows flattened to 2-D and ``b``; the result has
+    ``a``'s leading shape and ``k`` columns."""
+    lead = a.shape[:-1]
+    flat = a.reshape(-1, a.shape[-1])
+    return (cpu if jax.default_backend() == "cpu" else plain)(flat, b).reshape(lead + (k,))
+
+
 def matmul_nn(a, b):
-    """``a @ b`` for 2-D ``a`` (n, d) and ``b`` (d, k), whose reverse-mode derivative for ``b``
+    """``a @ b`` for ``a`` (..., d) and 2-D ``b`` (d, k), whose reverse-mode derivative for ``b``
     (``a.T @ cotangent``) is formed from a materialised ``a.T`` on a CPU (see :func:`matmul_nt`)."""
-    if jax.default_backend() == "cpu":
-        return _nn_cpu(a, b)
-    return a @ b
+    return _rows_product(_nn_cpu, jnp.matmul, a, b, b.shape[1])
 
 
 def matmul_nt(a, b):
-    """``a @ b.T`` for 2-D ``a`` (n, d) and ``b`` (k, d), differentiable in either mode.
+    """``a @ b.T`` for ``a`` (..., d) and 2-D ``b`` (k, d), differentiable in either mode.
 
     On a CPU its derivative avoids a product that contracts the first axis of its left operand,
     which reverse mode forms for ``b`` (``cotangent.T @ a``): XLA:CPU runs that form through Eigen's
@@ -194,9 +200,7 @@ def matmul_nt(a, b):
     is materialised instead (an ``optimization_barrier`` keeps XLA from folding it back into the
     product): a wine-sized NCA fit's first run takes 10-12 ms instead of 31-37 ms, later runs the
     same. Other backends get the plain product."""
-    if jax.default_backend() == "cpu":
-        return _nt_cpu(a, b)
-    return a @ b.T
+    return _rows_product(_nt_cpu, lambda a, b: a @ b.T, a, b, b.shape[0])
 
 
 def sq_mahalanobis(M, a, b):
@@ -208,12 +212,10 @@ def sq_mahalanobis(M, a, b):
 def _embed(params, Xs, param: str):
     """``(left, right, s)`` rows for the data rows ``Xs`` (any leading shape)."""
     if param == "L":
-        lead = Xs.shape[:-1]
-        left = matmul_nt(Xs.reshape(-1, Xs.shape[-1]), params).reshape(lead + (params.shape[0],))
+        left = matmul_nt(Xs, params)
         right = left
     elif param == "M":
-        lead = Xs.shape[:-1]
-        left = matmul_nn(Xs.reshape(-1, Xs.shape[-1]), symmetrize(params)).reshape(lead + (params.shape[1],))
+        left = matmul_nn(Xs, symmetrize(params))
         right = Xs
     else:  # pragma: no cover - guarded by the registry
         raise ValueError(f"unknown parametrization {param!r}")

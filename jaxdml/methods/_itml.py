@@ -73,8 +73,7 @@ def itml_all_pairs(codes, n_features):
             f"{n_features} features ({n_pairs * n_features:.3g} values; at most {ITML_ALL_PAIRS_ELEMENTS:.3g}). "
             "Pass an integer n_constraints to sample pairs instead."
         )
-    a, b, s = labelled_pairs(codes)
-    return a.astype(np.int64), b.astype(np.int64), s
+    return labelled_pairs(codes)
 
 
 def _itml_prior(prior, X, owner="ITML"):
@@ -190,9 +189,10 @@ def _itml(X, codes, n_classes, *, n_components, random_state, max_iter, tol, ver
     ``similar`` the same as 0/1 flags.
     """
     tol = ITML_TOL if tol is None else float(tol)
-    # "all" pairs: a function of the data alone (the percentile sample of large data and the order of
-    # the sweeps are fixed too), whatever random_state
-    rng = check_random_state(0 if isinstance(n_constraints, str) and pairs is None else random_state)
+    # "all" pairs from the labels: a function of the data alone (the percentile sample of large data
+    # and the order of the sweeps are fixed too), whatever random_state
+    every_pair = n_constraints == "all" and pairs is None
+    rng = check_random_state(0 if every_pair else random_state)
     X = centred_rows(X)  # distances are unchanged; float32 keeps the differences of rows far from 0
     sup = supervision("itml", X, codes, n_classes, pairs, similar)
     M0 = _itml_prior(prior, X)
@@ -200,7 +200,7 @@ def _itml(X, codes, n_classes, *, n_components, random_state, max_iter, tol, ver
         u, l = _check_bounds(bounds)
     else:
         u, l = _percentile_bounds(X, M0, _check_percentiles(percentiles), rng)
-    if sup is None and isinstance(n_constraints, str):  # "all": the same pairs in every run
+    if sup is None and every_pair:  # the same pairs in every run
         a, b, s = itml_all_pairs(codes, X.shape[1])
         gamma = itml_default_gamma(gamma, n_classes, max(s.size // 2, 1))  # per kind, on average
     elif sup is None:

@@ -5,13 +5,13 @@ from __future__ import annotations
 import numbers
 import threading
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 from sklearn.utils import check_random_state
 
 from .._padding import resolve_bucket
-from .._runtime import paused_gc, to_device
+from .._executable_cache import cached_jit
+from .._runtime import to_device
 from .._validation import Interval, Options
 from ..linalg import centred_rows
 from ..losses._mlkr import RegressionProblem, mlkr
@@ -80,9 +80,9 @@ class _Iterates:
 
 _ITERATES = _Iterates()
 
-#: the objective at the returned map, as one compiled program (op by op it dispatches every
-#: primitive of the blockwise log-sum-exp separately: seconds in a fresh process)
-_mlkr_value = jax.jit(mlkr)
+#: the objective at the returned map, as one compiled program through the executable cache (op by op
+#: it dispatches every primitive of the blockwise log-sum-exp separately: seconds in a fresh process)
+_mlkr_value = cached_jit(mlkr)
 
 
 def _heldout_error_np(L, Xf, tf, Xv, tv, block_elements: int = 1 << 22):
@@ -173,8 +173,7 @@ def _mlkr(X, targets, n_classes, *, n_components, random_state, max_iter, tol, v
                                                           pad_to=pad_to)
         if not converged:
             warn_not_converged("mlkr", max_iter, tol)
-        with paused_gc():  # traced and compiled on a shape's first call
-            loss = float(_mlkr_value(to_device(L, full.X.dtype), full))
+        loss = float(_mlkr_value(to_device(L, full.X.dtype), full))
         return dict(L=np.asarray(L, np.float64), n_iter=n_iter, converged=converged, loss_history=hist, loss=loss,
                     info=dict(info, **rows))
     res = minimize(mlkr, to_device(L0, full.X.dtype), full, optimizer=opt, max_iter=max_iter, tol=tol,
