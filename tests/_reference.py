@@ -74,3 +74,22 @@ def principal_angles_max(A, B):
     Qb, _ = np.linalg.qr(B)
     s = np.linalg.svd(Qa.T @ Qb, compute_uv=False)
     return float(np.arccos(np.clip(s.min(), -1.0, 1.0)))
+
+
+#: scikit-learn's classifier checks that call ``predict`` on points. A learner that fits on tuples is a
+#: tuple classifier to scikit-learn (as metric-learn's are): its ``predict`` classifies pairs, triplets or
+#: quadruplets, and it fits on points too, as a transformer (these checks fit it on points, then call
+#: ``predict`` on points). Its classifier contract on tuples is tested by ``test_pair_classifier``.
+TUPLE_CLASSIFIER_CHECKS = {
+    name: "a tuple classifier: predict takes tuples (pairs, triplets or quadruplets), not the checks' points"
+    for name in ("check_classifier_data_not_an_array", "check_classifiers_classes", "check_classifiers_train",
+                 "check_supervised_y_2d")
+}
+
+
+def expected_failed_checks(estimator) -> dict:
+    """``expected_failed_checks`` of ``parametrize_with_checks``: :data:`TUPLE_CLASSIFIER_CHECKS` for a
+    tuple classifier, none for any other estimator."""
+    from sklearn.base import is_classifier
+
+    return TUPLE_CLASSIFIER_CHECKS if is_classifier(estimator) and hasattr(estimator, "_tuple_arities") else {}

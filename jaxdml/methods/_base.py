@@ -8,13 +8,14 @@ import numbers
 import numpy as np
 import optax
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.utils import ClassifierTags
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import Interval, Options, check_class_labels, check_params, check_scale, labelled
 from ..solvers._result import KernelFittedMetric
 from ._engine import check_hyper, check_settings, run, split_settings
 from ._record import KERNEL_CONSTRAINTS, SETTINGS, Method
-from ._tuples import TUPLE_NAMES, fit_kwargs, form_tuples, input_kind, prepare_tuples
+from ._tuples import TUPLE_NAMES, fit_kwargs, form_tuples, input_kind, points_from_indices, prepare_tuples, reads_indices
 
 __all__ = ["BaseMetricLearner", "GradientMetricLearner", "KernelMetricLearner", "WARM_START_CALLBACK"]
 
@@ -44,6 +45,11 @@ class BaseMetricLearner(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
     ``get_metric()``, ``pair_distance(pairs)``, ``pair_score(pairs)`` and ``transform``. Pairs are
     formed, shape (n_pairs, 2, n_features), or integer index pairs (n_pairs, 2) when the estimator
     has a ``preprocessor``.
+
+    Preprocessor (metric-learn's): a learner with a ``preprocessor`` parameter (an array of rows, or a
+    callable from a 1-D index array to those rows) reads a 1-D integer ``X`` in ``fit`` and
+    ``transform`` as indices of samples, ``preprocessor[X]`` (or ``preprocessor(X)``); 2-D ``X`` is
+    points, used as given (:meth:`_points`).
 
     Weak supervision: a subclass that lists tuple arities in ``_tuple_arities`` (2: pairs, 3:
     triplets, 4: quadruplets) also fits on tuples, ``fit(tuples, y)``, decided by
@@ -136,13 +142,23 @@ class BaseMetricLearner(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         core, settings, hyper = self._split({**self._fit_kwargs(), **extra})
         return run(self._get_record(), X, y, settings=settings, hyper=hyper, checked=True, **core)
 
+    def _points(self, X, owner):
+        """``X`` itself, or the preprocessor's rows when ``X`` is a 1-D array of sample indices
+        (metric-learn's preprocessor on learners that fit on points)."""
+        preprocessor = getattr(self, "preprocessor", None)
+        if reads_indices(X, preprocessor):
+            return points_from_indices(X, preprocessor, owner)
+        return X
+
     def fit(self, X, y=None):
         """Learn the metric from ``X`` (n_samples, n_features) and labels ``y`` (or from tuples,
-        for learners that take them; see the class docstring)."""
+        for learners that take them; see the class docstring). With a ``preprocessor``, a 1-D ``X``
+        holds sample indices into it."""
         if self._tuple_arities and input_kind(X, getattr(self, "preprocessor", None)) != "points":
             return self._fit_tuples(X, y)
         owner = type(self).__name__
         self._validate_params()
+        X = self._points(X, f"{owner}.fit")
         if self._tuple_arities and self._supervised and y is None:
             raise ValueError(_points_without_labels(owner, self._tuple_arities, X))
         self._clear_tuple_state()
@@ -203,8 +219,10 @@ class BaseMetricLearner(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
 
     def transform(self, X):
         """Embed ``X`` with the learned map: ``X @ components_.T`` (a kernel method's:
-        ``K(X, X_fit_) @ components_.T``)."""
+        ``K(X, X_fit_) @ components_.T``). With a ``preprocessor``, a 1-D ``X`` holds sample indices
+        into it."""
         check_is_fitted(self, "components_")
+        X = self._points(X, f"{type(self).__name__}.transform")
         X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
         if self._kernel_fitted():
             return self.result_.transform(X).astype(X.dtype, copy=False)
@@ -249,6 +267,15 @@ class BaseMetricLearner(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         """Similarity of pairs: the opposite of :meth:`pair_distance` (larger is more similar)."""
         return -self.pair_distance(pairs)
 
+    def score_pairs(self, pairs) -> np.ndarray:
+        """Learned distances of pairs: metric-learn's deprecated name for :meth:`pair_distance`
+        (a ``FutureWarning`` says so; the values are :meth:`pair_distance`'s, as in metric-learn)."""
+        import warnings
+
+        warnings.warn("score_pairs is metric-learn's deprecated name: use pair_distance for the distance of a pair "
+                      "and pair_score for its similarity (-distance).", FutureWarning, stacklevel=2)
+        return self.pair_distance(pairs)
+
     def get_metric(self):
         """A function ``d(u, v, squared=False)``: the learned distance between two 1-D points.
 
@@ -278,6 +305,11 @@ class BaseMetricLearner(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = self._supervised
+        if self._tuple_arities:
+            # a learner that fits on tuples is a tuple classifier, as metric-learn's are
+            # (is_classifier: cross_val_score and GridSearchCV split its tuples by StratifiedKFold)
+            tags.estimator_type = "classifier"
+            tags.classifier_tags = ClassifierTags()
         return tags
 
 

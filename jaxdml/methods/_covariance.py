@@ -55,6 +55,9 @@ class Covariance(BaseMetricLearner):
     ----------
     reg : float, default=1e-10
         Relative eigenvalue below which a direction of the covariance counts as without variance.
+    preprocessor : array-like or callable, default=None
+        metric-learn's preprocessor: with it, a 1-D integer ``X`` in ``fit`` and ``transform`` holds
+        sample indices, read as ``preprocessor[X]`` (an array) or ``preprocessor(X)`` (a callable).
 
     Attributes
     ----------
@@ -76,7 +79,8 @@ class Covariance(BaseMetricLearner):
 
     _record = COVARIANCE_METHOD
     _supervised = False
-    _parameter_constraints = dict(_REG)
+    _parameter_constraints = {**_REG, "preprocessor": ["array-like", "callable", None]}
 
-    def __init__(self, reg=1e-10):
+    def __init__(self, reg=1e-10, *, preprocessor=None):
+        self.preprocessor = preprocessor
         self.reg = reg

@@ -56,6 +56,9 @@ class LFDA(BaseMetricLearner):
         (:math:`V^T S^{(w)} V = I`).
     reg : float, default=1e-6
         Relative eigenvalue floor of the (standardised) local within-class scatter.
+    preprocessor : array-like or callable, default=None
+        metric-learn's preprocessor: with it, a 1-D integer ``X`` in ``fit`` and ``transform`` holds
+        sample indices, read as ``preprocessor[X]`` (an array) or ``preprocessor(X)`` (a callable).
 
     Attributes
     ----------
@@ -77,9 +80,10 @@ class LFDA(BaseMetricLearner):
     """
 
     _record = LFDA_METHOD
-    _parameter_constraints = {"n_components": [Interval(numbers.Integral, 1, None), None], **_CONSTRAINTS}
+    _parameter_constraints = {"n_components": [Interval(numbers.Integral, 1, None), None], **_CONSTRAINTS, "preprocessor": ["array-like", "callable", None]}
 
-    def __init__(self, n_components=None, *, k=7, embedding_type="weighted", reg=1e-6):
+    def __init__(self, n_components=None, *, k=7, embedding_type="weighted", reg=1e-6, preprocessor=None):
+        self.preprocessor = preprocessor
         self.n_components = n_components
         self.k = k
         self.embedding_type = embedding_type

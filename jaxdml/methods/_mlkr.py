@@ -238,6 +238,9 @@ class MLKR(BaseMetricLearner):
     random_state : int, RandomState or None
         Seeds the subsample, the held-out split and ``init="random"``.
     verbose : int, default=0
+    preprocessor : array-like or callable, default=None
+        metric-learn's preprocessor: with it, a 1-D integer ``X`` in ``fit`` and ``transform`` holds
+        sample indices, read as ``preprocessor[X]`` (an array) or ``preprocessor(X)`` (a callable).
 
     Attributes
     ----------
@@ -266,6 +269,7 @@ class MLKR(BaseMetricLearner):
     _record = MLKR_METHOD
     _parameter_constraints = {
         "n_components": [Interval(numbers.Integral, 1, None), None],
+        "preprocessor": ["array-like", "callable", None],
         "init": _INIT,
         "max_iter": [Interval(numbers.Integral, 1, None), None],
         "tol": [Interval(numbers.Real, 0, None)],
@@ -275,7 +279,8 @@ class MLKR(BaseMetricLearner):
     }
 
     def __init__(self, n_components=None, *, init="auto", max_iter=None, tol=1e-5, early_stopping=True,
-                 validation_fraction=0.2, max_rows="auto", random_state=None, verbose=0):
+                 validation_fraction=0.2, max_rows="auto", random_state=None, verbose=0, preprocessor=None):
+        self.preprocessor = preprocessor
         self.n_components = n_components
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction

@@ -112,6 +112,9 @@ class NCA(GradientMetricLearner):
         (scikit-learn's signature). An exception it raises is raised to the caller when the solve ends.
     random_state : int, RandomState or None
     verbose : int, default=0
+    preprocessor : array-like or callable, default=None
+        metric-learn's preprocessor: with it, a 1-D integer ``X`` in ``fit`` and ``transform`` holds
+        sample indices, read as ``preprocessor[X]`` (an array) or ``preprocessor(X)`` (a callable).
 
     Attributes
     ----------
@@ -147,11 +150,13 @@ class NCA(GradientMetricLearner):
 
     _record = NCA_METHOD
 
-    _parameter_constraints = {**GradientMetricLearner._parameter_constraints, **WARM_START_CALLBACK}
+    _parameter_constraints = {**GradientMetricLearner._parameter_constraints, **WARM_START_CALLBACK,
+                              "preprocessor": ["array-like", "callable", None]}
 
     def __init__(self, n_components=None, *, reg="auto", init="auto", max_iter=None, tol=1e-5, optimizer=None,
                  learning_rate=None, batch_size="auto", n_candidates="auto", devices=None, warm_start=False,
-                 callback=None, random_state=None, verbose=0):
+                 callback=None, random_state=None, verbose=0, preprocessor=None):
+        self.preprocessor = preprocessor
         self.n_components = n_components
         self.reg = reg
         self.init = init

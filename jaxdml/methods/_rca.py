@@ -109,6 +109,9 @@ class RCA(BaseMetricLearner):
     reg : float, default=1e-6
     random_state : int, RandomState or None
         Seeds the chunklets drawn from labels.
+    preprocessor : array-like or callable, default=None
+        metric-learn's preprocessor: with it, a 1-D integer ``X`` in ``fit`` and ``transform`` holds
+        sample indices, read as ``preprocessor[X]`` (an array) or ``preprocessor(X)`` (a callable).
 
     Attributes
     ----------
@@ -131,9 +134,11 @@ class RCA(BaseMetricLearner):
 
     _record = RCA_METHOD
     _parameter_constraints = {"n_components": [Interval(numbers.Integral, 1, None), None], **_CONSTRAINTS,
-                              "random_state": ["random_state"]}
+                              "random_state": ["random_state"], "preprocessor": ["array-like", "callable", None]}
 
-    def __init__(self, n_components=None, *, n_chunks=100, chunk_size=2, reg=1e-6, random_state=None):
+    def __init__(self, n_components=None, *, n_chunks=100, chunk_size=2, reg=1e-6, random_state=None,
+                 preprocessor=None):
+        self.preprocessor = preprocessor
         self.n_components = n_components
         self.n_chunks = n_chunks
         self.chunk_size = chunk_size
@@ -149,7 +154,7 @@ class RCA(BaseMetricLearner):
         from sklearn.utils.validation import validate_data
 
         self._validate_params()
-        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+        X = validate_data(self, self._points(X, "RCA.fit"), dtype=np.float64, ensure_min_samples=2)
         self._store(self._run(X, None, chunk_labels=chunk_labels))
         return self
 

@@ -35,7 +35,7 @@ import numpy as np
 from .._validation import check_pair_labels, index_tuples
 
 __all__ = ["TupleData", "input_kind", "prepare_tuples", "form_tuples", "fit_kwargs", "check_pair_labels", "index_tuples",
-           "TUPLE_NAMES"]
+           "TUPLE_NAMES", "points_from_indices", "reads_indices"]
 
 #: what a tuple of each arity is called in messages
 TUPLE_NAMES = {2: "pairs", 3: "triplets", 4: "quadruplets"}
@@ -81,6 +81,23 @@ def input_kind(X, preprocessor=None) -> str:
     return "points"
 
 
+def reads_indices(X, preprocessor) -> bool:
+    """Whether a learner on points reads ``X`` as indices into its ``preprocessor`` (metric-learn's
+    rule: a 1-D array with a preprocessor; 2-D input is points, used as given)."""
+    return preprocessor is not None and _ndim_dtype(X)[0] == 1
+
+
+def points_from_indices(X, preprocessor, owner) -> np.ndarray:
+    """The points of a 1-D index array ``X`` (n_samples,): ``preprocessor[X]`` for an array,
+    ``preprocessor(X)`` for a callable; float64 rows, one per index (repeats allowed), checked like
+    the rows of index tuples (integer indices in range, finite numeric rows)."""
+    idx = index_tuples(np.reshape(np.asarray(X), (-1, 1)) if _ndim_dtype(X)[0] == 1 else X, owner,
+                       arity=1, what="sample", name="the sample indices")[:, 0]
+    if idx.size == 0:
+        raise ValueError(f"{owner}: no sample indices given (an empty index array).")
+    return _rows_from_preprocessor(preprocessor, idx, owner)
+
+
 def _arity_error(k, arities, owner):
     allowed = " or ".join(f"{a} ({TUPLE_NAMES.get(a, a)})" for a in arities)
     return ValueError(f"{owner}: tuples of {k} element(s) given; this estimator learns from tuples of {allowed} "
@@ -102,7 +119,7 @@ def _rows_from_preprocessor(preprocessor, used, owner):
                              f"{data.shape}.")
         if used.size and (used.min() < 0 or used.max() >= data.shape[0]):
             bad = used[(used < 0) | (used >= data.shape[0])][:5].tolist()
-            raise ValueError(f"{owner}: tuple indices must lie in [0, {data.shape[0] - 1}] (the preprocessor has "
+            raise ValueError(f"{owner}: indices must lie in [0, {data.shape[0] - 1}] (the preprocessor has "
                              f"{data.shape[0]} rows); found {bad}.")
         rows = data[used]
     rows = _as_float(rows, owner, "the preprocessor's rows")
