@@ -8,7 +8,7 @@ import time
 
 import numpy as np
 
-from .._validation import Interval, Options
+from .._validation import Interval, Options, check_params
 from ..losses import lmnn, lmnn_metric
 from ..solvers._lmnn_active import ACTIVE_SET_DEFAULTS, minimize_active_set, stratified_subsample
 from ..solvers._result import FittedMetric
@@ -128,6 +128,27 @@ class LMNN(GradientMetricLearner):
         too slow on a CPU; ``result_.info["subsample"]``). ``solver="projected"``: 300 projected
         Adam steps on the full objective; above 4096 samples 1000 steps of 256 anchors (with 1024
         sampled impostor candidates per step above 8192 samples).
+    preprocessor : array-like or callable, default=None
+        metric-learn's preprocessor: with it, a 1-D integer ``X`` in ``fit`` and ``transform`` holds
+        sample indices, read as ``preprocessor[X]`` (an array) or ``preprocessor(X)`` (a callable).
+    regularization : float, default=None
+        metric-learn's name for the weight of the *pull* term, in (0, 1): ``mu = 1 - regularization``
+        (metric-learn's default 0.5 is ``mu=0.5``). Give it or ``mu``, not both.
+    convergence_tol : float, default=None
+        metric-learn's stopping tolerance: when given, it is ``tol`` (the solver stops when the
+        objective changes by at most ``convergence_tol`` relative to its value and the step is
+        small; metric-learn compares the absolute change of its unnormalised objective). Give it
+        or ``tol``, not both.
+    learn_rate : float, default=None
+        metric-learn's initial step of its gradient descent (which then grows by 1 % after each
+        accepted step and halves after a rejected one). Accepted for metric-learn's code and not
+        used: the default L-BFGS chooses every step by its line search. For a fixed-step
+        optimiser set ``optimizer`` and ``learning_rate``.
+    min_iter : int, default=None
+        metric-learn's minimum number of steps before its convergence test. Accepted for
+        metric-learn's code and not used: jaxdml's test (the objective *and* the step settled,
+        or a vanishing gradient) does not stop on the slow first steps of a small fixed step,
+        which is what ``min_iter`` guards against in metric-learn.
 
     Examples
     --------
@@ -148,11 +169,24 @@ class LMNN(GradientMetricLearner):
         "n_neighbors": [Interval(numbers.Integral, 1, None)],
         **LMNN_CONSTRAINTS,
         "solver": [Options({"auto", "gradient", "projected"})],
+        "preprocessor": ["array-like", "callable", None],
+        "regularization": [Interval(numbers.Real, 0, 1, closed="neither"), None],
+        "convergence_tol": [Interval(numbers.Real, 0, None), None],
+        "learn_rate": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "min_iter": [Interval(numbers.Integral, 0, None), None],
     }
+    #: metric-learn's parameters: translated by :meth:`_fit_kwargs`, never arguments of :func:`jaxdml.fit`
+    _input_params = ("preprocessor", "regularization", "convergence_tol", "learn_rate", "min_iter")
 
     def __init__(self, n_components=None, *, n_neighbors=3, mu=0.5, margin=1.0, solver="auto",
                  init="auto", max_iter=None, tol=1e-5, optimizer=None, learning_rate=None,
-                 batch_size="auto", n_candidates="auto", devices=None, random_state=None, verbose=0):
+                 batch_size="auto", n_candidates="auto", devices=None, random_state=None, verbose=0,
+                 preprocessor=None, regularization=None, convergence_tol=None, learn_rate=None, min_iter=None):
+        self.preprocessor = preprocessor
+        self.regularization = regularization
+        self.convergence_tol = convergence_tol
+        self.learn_rate = learn_rate
+        self.min_iter = min_iter
         self.n_components = n_components
         self.n_neighbors = n_neighbors
         self.mu = mu
@@ -169,10 +203,28 @@ class LMNN(GradientMetricLearner):
         self.random_state = random_state
         self.verbose = verbose
 
+    def _validate_params(self):
+        # metric-learn's parameters first: _fit_kwargs translates them (regularization -> mu)
+        check_params({k: getattr(self, k) for k in self._input_params}, self._parameter_constraints,
+                     owner=type(self).__name__)
+        super()._validate_params()
+
     def _get_record(self):
         return LMNN_METRIC_METHOD if self.solver == "projected" else LMNN_METHOD
 
     def _fit_kwargs(self):
         kw = super()._fit_kwargs()
         kw.pop("solver")
+        owner = type(self).__name__
+        if self.regularization is not None:  # metric-learn's pull weight
+            if self.mu != 0.5:
+                raise ValueError(f"{owner}: give mu (the push weight) or regularization (metric-learn's pull weight, "
+                                 f"mu = 1 - regularization), not both; got mu={self.mu!r} and "
+                                 f"regularization={self.regularization!r}.")
+            kw["mu"] = 1.0 - float(self.regularization)
+        if self.convergence_tol is not None:
+            if self.tol != 1e-5:
+                raise ValueError(f"{owner}: give tol or convergence_tol (metric-learn's name for it), not both; got "
+                                 f"tol={self.tol!r} and convergence_tol={self.convergence_tol!r}.")
+            kw["tol"] = float(self.convergence_tol)
         return kw
