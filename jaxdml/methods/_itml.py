@@ -76,18 +76,35 @@ def itml_all_pairs(codes, n_features):
     return labelled_pairs(codes)
 
 
-def _itml_prior(prior, X, owner="ITML"):
-    """The prior metric ``M0`` (``owner``: the method named in messages; SDML and LSML share it)."""
+def random_spd(d, random_state) -> np.ndarray:
+    """A random symmetric positive definite ``(d, d)`` matrix: ``Q diag(w) Q^T`` with ``Q`` a
+    uniformly random rotation (the QR factor of a Gaussian matrix, signs fixed by ``R``'s diagonal)
+    and eigenvalues ``w`` uniform in [1, 2] (so the condition number is at most 2)."""
+    rng = check_random_state(random_state)
+    Q, R = np.linalg.qr(rng.standard_normal((d, d)))
+    Q = Q * np.where(np.diag(R) < 0, -1.0, 1.0)
+    w = 1.0 + rng.uniform(size=d)
+    M = (Q * w) @ Q.T
+    return 0.5 * (M + M.T)
+
+
+def _itml_prior(prior, X, owner="ITML", random_state=None):
+    """The prior metric ``M0`` (``owner``: the method named in messages; SDML and LSML share it):
+    "identity", "covariance" (the inverse covariance), "random" (:func:`random_spd` drawn from
+    ``random_state``, metric-learn's option) or a positive definite matrix."""
     d = X.shape[1]
     if isinstance(prior, str):
         if prior == "identity":
             return np.eye(d)
+        if prior == "random":
+            return random_spd(d, random_state)
         if prior == "covariance":
             C = np.atleast_2d(np.cov(X, rowvar=False))
             w, U = np.linalg.eigh(0.5 * (C + C.T))
             w = np.maximum(w, 1e-6 * max(float(w.max()), 1e-300))
             return (U / w) @ U.T
-        raise ValueError(f"{owner} prior must be 'identity', 'covariance' or a (d, d) matrix; got {prior!r}.")
+        raise ValueError(f"{owner} prior must be 'identity', 'covariance', 'random' or a (d, d) matrix; got "
+                         f"{prior!r}.")
     try:
         M0 = np.asarray(prior, dtype=np.float64)
     except (TypeError, ValueError):
@@ -195,7 +212,7 @@ def _itml(X, codes, n_classes, *, n_components, random_state, max_iter, tol, ver
     rng = check_random_state(0 if every_pair else random_state)
     X = centred_rows(X)  # distances are unchanged; float32 keeps the differences of rows far from 0
     sup = supervision("itml", X, codes, n_classes, pairs, similar)
-    M0 = _itml_prior(prior, X)
+    M0 = _itml_prior(prior, X, random_state=random_state)
     if bounds is not None:
         u, l = _check_bounds(bounds)
     else:
@@ -243,7 +260,7 @@ ITML_METHOD = Method(
                   similar=None),
     constraints={**PAIRS_CONSTRAINTS, "n_constraints": N_CONSTRAINTS,
                  "gamma": [*POSITIVE_REAL, Options({float("inf")})],
-                 "prior": [Options({"identity", "covariance"}), "array-like"], "bounds": ["array-like", None],
+                 "prior": [Options({"identity", "covariance", "random"}), "array-like"], "bounds": ["array-like", None],
                  "percentiles": ["array-like"]},
     supervised=False, estimator="ITML",
 )
@@ -269,9 +286,10 @@ class ITML(PairsMetricLearner):
         Weight of the slack divergence; ``inf`` enforces the constraints exactly. With the
         default pairs from labels it is scaled by ``min(20 K^2, 500) / n_pairs`` (1 up to 5
         classes), so that more pairs do not weaken the prior.
-    prior : {"identity", "covariance"} or ndarray of shape (n_features, n_features), default="identity"
+    prior : {"identity", "covariance", "random"} or ndarray of shape (n_features, n_features), default="identity"
         ``M0``: the Euclidean distance, the Mahalanobis distance (inverse sample covariance) or a
-        positive definite matrix.
+        positive definite matrix; "random" draws a random symmetric positive definite matrix from ``random_state`` (metric-learn's
+        option: a random rotation with eigenvalues uniform in [1, 2]).
     bounds : (u, l), default=None
         Squared-distance bounds for similar / dissimilar pairs (``0 < u < l``). Default: the
         ``percentiles`` of the squared distances between training rows under ``M0``.
@@ -334,7 +352,7 @@ class ITML(PairsMetricLearner):
         **ESTIMATOR_CONSTRAINTS,
         "n_constraints": N_CONSTRAINTS,
         "gamma": [Interval(numbers.Real, 0, None, closed="neither"), Options({float("inf")})],
-        "prior": [Options({"identity", "covariance"}), "array-like"],
+        "prior": [Options({"identity", "covariance", "random"}), "array-like"],
         "bounds": ["array-like", None],
         "percentiles": ["array-like"],
     }

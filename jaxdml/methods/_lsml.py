@@ -24,7 +24,7 @@ from ._tuple_classifiers import _QuadrupletsClassifierMixin
 __all__ = ["LSML", "LSML_METHOD", "quadruplets_from_labels"]
 
 _CONSTRAINTS = {
-    "prior": [Options({"identity", "covariance"}), "array-like"],
+    "prior": [Options({"identity", "covariance", "random"}), "array-like"],
     "n_constraints": [Interval(numbers.Integral, 1, None), None],
     "weights": ["array-like", None],
     "quadruplets": ["array-like", None],
@@ -65,7 +65,7 @@ def _lsml(X, codes, n_classes, *, n_components, random_state, max_iter, tol, ver
     if not np.any(keep):
         raise ValueError("LSML: every quadruplet compares a row with itself.")
     Vab, Vcd, w = Vab[keep], Vcd[keep], w[keep] / w[keep].sum()
-    M0 = _itml_prior(prior, X, "LSML")
+    M0 = _itml_prior(prior, X, "LSML", random_state)
     P = np.linalg.inv(M0)
     n, pad = Vab.shape[0], bucket_size(Vab.shape[0]) - Vab.shape[0]
     dtype = jnp.result_type(float)
@@ -110,7 +110,9 @@ class LSML(_QuadrupletsClassifierMixin, TupleMetricLearner):
 
     Parameters
     ----------
-    prior : {"identity", "covariance"} or ndarray, default="identity"
+    prior : {"identity", "covariance", "random"} or ndarray, default="identity"
+        ``M0``: identity, the inverse sample covariance, or a positive definite matrix; "random" draws a random symmetric positive definite matrix from ``random_state`` (metric-learn's
+        option: a random rotation with eigenvalues uniform in [1, 2]).
     n_constraints : int, default=None
     weights : array-like of shape (n_quadruplets,), default=None
         Comparison weights (normalised to sum to one; default uniform).

@@ -20,7 +20,7 @@ from .._executable_cache import cached_jit
 
 __all__ = ["SDML", "SDML_METHOD", "sdml_matrix"]
 
-_PRIOR = [Options({"identity", "covariance"}), "array-like"]
+_PRIOR = [Options({"identity", "covariance", "random"}), "array-like"]
 _CONSTRAINTS = {
     "balance_param": [Interval(numbers.Real, 0, None, closed="left")],
     "sparsity_param": [Interval(numbers.Real, 0, None, closed="left")],
@@ -66,7 +66,7 @@ def _sdml(X, codes, n_classes, *, n_components, random_state, max_iter, tol, ver
         a, b, s = sup
     if a.size == 0:
         raise ValueError("SDML: no usable pair (every pair joins a row with itself).")
-    M0 = _itml_prior(prior, X, "SDML")
+    M0 = _itml_prior(prior, X, "SDML", random_state)
     S, eta = sdml_matrix(X, a, b, s, M0, balance_param, pd_margin)
     max_iter = 1000 if max_iter is None else int(max_iter)
     tol = 1e-6 if tol is None else float(tol)
@@ -118,8 +118,9 @@ class SDML(PairsMetricLearner):
         ``eta``, the weight of the pair term (an upper bound; see above).
     sparsity_param : float, default=0.01
         ``lambda``, the off-diagonal L1 weight.
-    prior : {"identity", "covariance"} or ndarray, default="identity"
-        ``M0``: identity, the inverse sample covariance, or a positive definite matrix.
+    prior : {"identity", "covariance", "random"} or ndarray, default="identity"
+        ``M0``: identity, the inverse sample covariance, or a positive definite matrix; "random" draws a random symmetric positive definite matrix from ``random_state`` (metric-learn's
+        option: a random rotation with eigenvalues uniform in [1, 2]).
     pd_margin : float in (0, 1), default=0.1
         Smallest eigenvalue of ``M0^{1/2} S M0^{1/2}`` allowed.
     n_constraints : int, default=None
