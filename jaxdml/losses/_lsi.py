@@ -244,7 +244,7 @@ _MEMORY = 10  # non-monotone line search: compare with the best of the last 10 v
 
 @functools.partial(cached_jit, static_argnames=("max_iter",))
 def lsi_solve(M0, problem, A, *, max_iter: int = 1000, tol=1e-6, logdet=0.0, learning_rate=1.0, rtol=1e-10,
-              proj_iter=None, proj_tol=None):
+              proj_iter=None, proj_tol=None, start=None):
     r"""LSI to a certified optimum: spectral projected gradient on the whitened feasible set.
 
     Solves (seed, Eq. lsi:equiv; ``A`` = :math:`X_S` from :func:`similar_scatter`, or that plus a
@@ -289,6 +289,9 @@ def lsi_solve(M0, problem, A, *, max_iter: int = 1000, tol=1e-6, logdet=0.0, lea
         Barzilai-Borwein).
     rtol : eigenvalues of ``A`` below ``rtol`` times the largest are treated as zero.
     proj_iter, proj_tol : ignored; kept so that calls written for the former Dykstra solver work.
+    start : (d, d) PSD metric to start from instead of ``M0`` (whitened and scaled onto the
+        constraint likewise); ``M0`` still sets the log-det weight's scale :math:`f(M_0)`, so the
+        problem, and its optimum, do not depend on where the solver starts.
 
     Returns
     -------
@@ -308,9 +311,14 @@ def lsi_solve(M0, problem, A, *, max_iter: int = 1000, tol=1e-6, logdet=0.0, lea
     pw = problem._replace(X=problem.X @ wh.W)
     null = jnp.diag(1.0 - wh.keep)
     tiny = jnp.finfo(dtype).tiny
-    N0 = symmetrize(wh.W_pinv @ jnp.asarray(M0, dtype) @ wh.W_pinv.T)
-    N0 = N0 / jnp.maximum(jnp.trace(N0), tiny)
+    def onto_constraint(M):
+        N = symmetrize(wh.W_pinv @ jnp.asarray(M, dtype) @ wh.W_pinv.T)
+        return N / jnp.maximum(jnp.trace(N), tiny)
+
+    N0 = onto_constraint(M0)
     f0 = lsi_objective(N0, pw)
+    if start is not None:
+        N0 = onto_constraint(start)
     mu = jnp.asarray(logdet, dtype) * f0
     tol = jnp.asarray(tol, dtype)
 

@@ -76,7 +76,7 @@ def _check_lsi_bounded(A, X, codes, sup_or_problem, name="lsi"):
 
 
 def _lsi(X, codes, n_classes, *, n_components, random_state, max_iter, tol, verbose, learning_rate, n_constraints,
-         pairs, similar, proj_iter, reg, name="lsi"):
+         pairs, similar, proj_iter, reg, name="lsi", init=None):
     """LSI / MMC: max sum_D d_M s.t. sum_S d_M^2 <= 1, M PSD; ``reg > 0``: regularised.
 
     Labels: every pair of the training set when ``n_samples <= 3000`` (sums from GEMMs and
@@ -112,8 +112,9 @@ def _lsi(X, codes, n_classes, *, n_components, random_state, max_iter, tol, verb
         _check_lsi_bounded(A, np.asarray(X, np.float64), codes, pair_sup, name)
     A_reg = A + float(reg) * (trace / d) * np.eye(d)
     max_iter = LSI_MAX_ITER if max_iter is None else int(max_iter)
+    start = None if init is None else np.asarray(init, np.float64)  # MMC's init: where the solver starts
     st = x64_call(lsi_solve, np.eye(d), _as_float64(problem), A_reg, max_iter=max_iter, tol=float(tol),
-                  logdet=float(reg) * LSI_LOGDET_PER_REG, learning_rate=float(learning_rate))
+                  logdet=float(reg) * LSI_LOGDET_PER_REG, learning_rate=float(learning_rate), start=start)
     n_iter, converged = int(st.n_iter), bool(st.converged)
     if not converged:
         warn_not_converged(name, max_iter, tol)
