@@ -104,6 +104,11 @@ def lda_basis(X, codes, n_basis, rng):
     counts = np.bincount(codes)
     num_eig = min(int(np.sum(counts > 0)) - 1, d)
     n_basis = min(20 * d, 2 * n * num_eig - 1) if n_basis is None else int(n_basis)
+    n_classes = int(np.sum(counts > 0))
+    if n_basis < n_classes:
+        _warn(f"SCML: n_basis={n_basis} is less than the number of classes ({n_classes}): too few local "
+              "discriminative bases to separate every class; expect a poorly discriminative metric (use "
+              f"n_basis >= {n_classes}).", UserWarning)
     n_clusters = min(int(np.ceil(n_basis / (2 * num_eig))), n)
     centres = KMeans(n_clusters, n_init=1, random_state=rng).fit(X).cluster_centers_
     scales = (20, 50) if d > 50 else (10, 20)
