@@ -12,7 +12,7 @@ from sklearn.utils import check_random_state
 import jax
 
 from .._runtime import x64_call
-from .._validation import Interval
+from .._validation import Interval, Options
 from ..losses._lsi import lsi_solve
 from ._pairs import (ESTIMATOR_CONSTRAINTS, PAIRS_CONSTRAINTS, PairsMetricLearner, factor_result, pair_problem,
                      similar_scatter64, supervision, warn_not_converged)
@@ -43,6 +43,9 @@ LSI_DEFAULT_REG = 0.1
 #: Weight of the log-det term (per direction, in units of the objective at the scaled identity)
 #: per unit of ``reg``: the term is ``reg * LSI_LOGDET_PER_REG * f(M0) * log det M``.
 LSI_LOGDET_PER_REG = 0.3
+#: ``ridge="diagonal"``: a feature's ridge is at least this fraction of the mean one (a feature along
+#: which no similar pair differs would otherwise get none, and the problem no bound along it)
+LSI_DIAGONAL_RIDGE_FLOOR = 1e-12
 #: LSI's default budget of projected-gradient steps and duality-gap tolerance.
 LSI_MAX_ITER = 2000
 LSI_DEFAULT_TOL = 1e-5
@@ -76,7 +79,7 @@ def _check_lsi_bounded(A, X, codes, sup_or_problem, name="lsi"):
 
 
 def _lsi(X, codes, n_classes, *, n_components, random_state, max_iter, tol, verbose, learning_rate, n_constraints,
-         pairs, similar, proj_iter, reg, name="lsi", init=None):
+         pairs, similar, proj_iter, reg, ridge="isotropic", name="lsi", init=None):
     """LSI / MMC: max sum_D d_M s.t. sum_S d_M^2 <= 1, M PSD; ``reg > 0``: regularised.
 
     Labels: every pair of the training set when ``n_samples <= 3000`` (sums from GEMMs and
@@ -110,10 +113,16 @@ def _lsi(X, codes, n_classes, *, n_components, random_state, max_iter, tol, verb
     d = X.shape[1]
     if reg == 0:
         _check_lsi_bounded(A, np.asarray(X, np.float64), codes, pair_sup, name)
-    A_reg = A + float(reg) * (trace / d) * np.eye(d)
+    if ridge == "diagonal":  # each feature ridged by its own similar-pair scatter: the problem is scale-free
+        floor = LSI_DIAGONAL_RIDGE_FLOOR * trace / d
+        A_reg = A + float(reg) * np.diag(np.maximum(np.diag(A), floor))
+        reference = np.diag(1.0 / np.diag(A_reg))  # the log-det weight's scale, also scale-free
+    else:
+        A_reg = A + float(reg) * (trace / d) * np.eye(d)
+        reference = np.eye(d)
     max_iter = LSI_MAX_ITER if max_iter is None else int(max_iter)
     start = None if init is None else np.asarray(init, np.float64)  # MMC's init: where the solver starts
-    st = x64_call(lsi_solve, np.eye(d), _as_float64(problem), A_reg, max_iter=max_iter, tol=float(tol),
+    st = x64_call(lsi_solve, reference, _as_float64(problem), A_reg, max_iter=max_iter, tol=float(tol),
                   logdet=float(reg) * LSI_LOGDET_PER_REG, learning_rate=float(learning_rate), start=start)
     n_iter, converged = int(st.n_iter), bool(st.converged)
     if not converged:
@@ -133,10 +142,12 @@ def _lsi(X, codes, n_classes, *, n_components, random_state, max_iter, tol, verb
 
 LSI_METHOD = Method(
     "lsi", "M", _lsi,
-    defaults=dict(learning_rate=0.02, n_constraints=None, pairs=None, similar=None, proj_iter=None, reg=LSI_DEFAULT_REG),
+    defaults=dict(learning_rate=0.02, n_constraints=None, pairs=None, similar=None, proj_iter=None, reg=LSI_DEFAULT_REG,
+                  ridge="isotropic"),
     constraints={**PAIRS_CONSTRAINTS, "learning_rate": POSITIVE_REAL,
                  "proj_iter": [Interval(numbers.Integral, 1, None), None],
-                 "reg": [Interval(numbers.Real, 0, None, closed="left")]},
+                 "reg": [Interval(numbers.Real, 0, None, closed="left")],
+                 "ridge": [Options({"isotropic", "diagonal"})]},
     settings=frozenset({"learning_rate"}), supervised=False, estimator="LSI",
 )
 
@@ -187,6 +198,11 @@ class LSI(PairsMetricLearner):
         Rows for integer index pairs (``fit(idx_pairs, y)``), as in :class:`ITML`.
     reg : float, default=0.1
         Strength of the regularisation above (0: the plain problem).
+    ridge : {"isotropic", "diagonal"}, default="isotropic"
+        The ridge's shape: ``reg tr(X_S)/d I`` (above), or ``reg diag(X_S)``, each feature ridged by
+        its own within-pair scatter (with the log-det weight's scale taken at ``diag(X_S)^{-1}``),
+        which makes the problem, and the learned embedding's neighbours, independent of the
+        features' units.
     max_iter : int, default=None
         Projected-gradient steps (None: 2000). A run that stops here warns
         (ConvergenceWarning) and reports ``converged_=False``.
@@ -212,10 +228,12 @@ class LSI(PairsMetricLearner):
 
     _record = LSI_METHOD
     _parameter_constraints = {**ESTIMATOR_CONSTRAINTS, "learning_rate": [Interval(numbers.Real, 0, None, closed="neither")],
-                              "reg": [Interval(numbers.Real, 0, None, closed="left")]}
+                              "reg": [Interval(numbers.Real, 0, None, closed="left")],
+                              "ridge": [Options({"isotropic", "diagonal"})]}
 
-    def __init__(self, learning_rate=0.02, *, reg=LSI_DEFAULT_REG, n_constraints=None, max_iter=None, tol=1e-5,
-                 random_state=None, verbose=0, n_components=None, preprocessor=None):
+    def __init__(self, learning_rate=0.02, *, reg=LSI_DEFAULT_REG, ridge="isotropic", n_constraints=None, max_iter=None,
+                 tol=1e-5, random_state=None, verbose=0, n_components=None, preprocessor=None):
+        self.ridge = ridge
         self.learning_rate = learning_rate
         self.n_components = n_components
         self.preprocessor = preprocessor

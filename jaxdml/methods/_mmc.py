@@ -118,6 +118,7 @@ class MMC(PairsMetricLearner):
     tol : float, default=1e-5
     learning_rate : float, default: LSI's
     reg : float, default: LSI's
+    ridge : {"isotropic", "diagonal"}, default: LSI's
     n_constraints : int, default=None
     n_components : int, default=None
         Rank-``n_components`` eigen-truncation of the learned metric (as :class:`jaxdml.LSI`).
@@ -160,11 +161,12 @@ class MMC(PairsMetricLearner):
 
     _record = MMC_METHOD
     _parameter_constraints = {**ESTIMATOR_CONSTRAINTS, **_MAX_PROJ, **_MMC_OPTIONS,
-                              **{k: LSI_METHOD.constraints[k] for k in ("learning_rate", "reg")}}
+                              **{k: LSI_METHOD.constraints[k] for k in ("learning_rate", "reg", "ridge")}}
 
     def __init__(self, max_iter=None, max_proj=_LSI["proj_iter"], tol=1e-5, *, learning_rate=_LSI["learning_rate"],
-                 reg=_LSI["reg"], n_constraints=None, init="identity", diagonal=False, diagonal_c=1.0,
-                 random_state=None, verbose=0, n_components=None, preprocessor=None):
+                 reg=_LSI["reg"], ridge=_LSI["ridge"], n_constraints=None, init="identity", diagonal=False,
+                 diagonal_c=1.0, random_state=None, verbose=0, n_components=None, preprocessor=None):
+        self.ridge = ridge
         self.init = init
         self.diagonal = diagonal
         self.diagonal_c = diagonal_c
