@@ -242,6 +242,12 @@ class LSIState(NamedTuple):
 _MEMORY = 10  # non-monotone line search: compare with the best of the last 10 values
 
 
+def _whitened_on_constraint(M, W_pinv, dtype):
+    """A metric whitened (``N = W^+ M W^{+T}``) and scaled onto the constraint ``tr N = 1``."""
+    N = symmetrize(W_pinv @ jnp.asarray(M, dtype) @ W_pinv.T)
+    return N / jnp.maximum(jnp.trace(N), jnp.finfo(dtype).tiny)
+
+
 @functools.partial(cached_jit, static_argnames=("max_iter",))
 def lsi_solve(M0, problem, A, *, max_iter: int = 1000, tol=1e-6, logdet=0.0, learning_rate=1.0, rtol=1e-10,
               proj_iter=None, proj_tol=None, start=None):
@@ -311,14 +317,10 @@ def lsi_solve(M0, problem, A, *, max_iter: int = 1000, tol=1e-6, logdet=0.0, lea
     pw = problem._replace(X=problem.X @ wh.W)
     null = jnp.diag(1.0 - wh.keep)
     tiny = jnp.finfo(dtype).tiny
-    def onto_constraint(M):
-        N = symmetrize(wh.W_pinv @ jnp.asarray(M, dtype) @ wh.W_pinv.T)
-        return N / jnp.maximum(jnp.trace(N), tiny)
-
-    N0 = onto_constraint(M0)
+    N0 = _whitened_on_constraint(M0, wh.W_pinv, dtype)
     f0 = lsi_objective(N0, pw)
     if start is not None:
-        N0 = onto_constraint(start)
+        N0 = _whitened_on_constraint(start, wh.W_pinv, dtype)
     mu = jnp.asarray(logdet, dtype) * f0
     tol = jnp.asarray(tol, dtype)
 
