@@ -259,14 +259,16 @@ def test_lsi_feasible_and_better_than_identity(wine_minmax, lsi_plain_wine):
     assert plain.loss == pytest.approx(obj_plain, rel=1e-8)
 
 
-def _slsqp_lsi(X, y, A, mu=0.0):
-    """Independent reference: SLSQP on M = L^T L (scipy), objective sum_D |L z| (+ mu f0 log det M)
-    under <A, L^T L> <= 1, best of a few starts. Returns the optimal value."""
+def _slsqp_lsi(X, y, A, mu=0.0, M0=None):
+    """Independent reference: SLSQP on M = L^T L (scipy), objective sum_D |L z| (+ mu f0 log det M, f0 the
+    objective at ``M0``, default the identity, scaled onto the constraint) under <A, L^T L> <= 1, best of
+    a few starts. Returns the optimal value."""
     from scipy.optimize import minimize
     S, D = ref_pairs(y)
     Z = np.array([X[i] - X[j] for i, j in D])
     d = X.shape[1]
-    f0 = np.sum(np.sqrt(np.sum(Z * Z, axis=1) / np.trace(A)))
+    M0 = np.eye(d) if M0 is None else M0
+    f0 = np.sum(np.sqrt(np.einsum("ij,jk,ik->i", Z, M0, Z) / np.sum(A * M0)))
     c = mu * f0
 
     def obj(v):
@@ -308,12 +310,17 @@ def test_lsi_reaches_the_optimum_of_an_independent_optimiser(x64):
     assert ours == pytest.approx(ref, rel=1e-6)
     assert ours >= ref * (1 - 1e-9)  # never below the reference
     reg = 0.1
-    A = XS + reg * np.trace(XS) / 4 * np.eye(4)
-    m = jaxdml.fit(X, y, loss="lsi", reg=reg, tol=1e-7)
     from jaxdml.methods._lsi import LSI_LOGDET_PER_REG
-    ref, c = _slsqp_lsi(X, y, A, mu=reg * LSI_LOGDET_PER_REG)
-    value = ref_lsi(m.M, X, y)[0] + c * np.linalg.slogdet(m.M)[1]
-    assert m.converged and value == pytest.approx(ref, rel=1e-6, abs=1e-6 * abs(ref))
+    for ridge in ("diagonal", "isotropic"):  # the default: reg diag(X_S), the log-det scale at its inverse
+        if ridge == "diagonal":
+            A = XS + reg * np.diag(np.diag(XS))
+            M0 = np.diag(1.0 / np.diag(A))
+        else:
+            A, M0 = XS + reg * np.trace(XS) / 4 * np.eye(4), None
+        m = jaxdml.fit(X, y, loss="lsi", reg=reg, ridge=ridge, tol=1e-7)
+        ref, c = _slsqp_lsi(X, y, A, mu=reg * LSI_LOGDET_PER_REG, M0=M0)
+        value = ref_lsi(m.M, X, y)[0] + c * np.linalg.slogdet(m.M)[1]
+        assert m.converged and value == pytest.approx(ref, rel=1e-6, abs=1e-6 * abs(ref)), ridge
 
 
 def test_lsi_reports_convergence_honestly(wine_minmax, lsi_plain_wine):

@@ -208,6 +208,41 @@ def _walkthrough():
                                random_state=rng)
 
 
+def _pairwise(Z):
+    return np.sqrt(((Z[:, None] - Z[None]) ** 2).sum(-1))
+
+
+@pytest.mark.parametrize("cls", [jaxdml.MMC_Supervised, jaxdml.LSI])
+def test_default_ridge_makes_the_neighbours_independent_of_units(cls):
+    X, y = _walkthrough()
+    D = np.array([3.0, 0.1, 1.0, 7.0, 0.02])
+    a = cls(random_state=0).fit(X, y)
+    b = cls(random_state=0).fit(X * D, y)
+    assert a.converged_ and b.converged_
+    # M' = D^-1 M D^-1 exactly for a scale-free problem: the embedded distances agree (to the gap)
+    np.testing.assert_allclose(_pairwise(b.transform(X * D)), _pairwise(a.transform(X)), rtol=2e-3,
+                               atol=2e-3 * _pairwise(a.transform(X)).max())
+    iso_a = cls(random_state=0, ridge="isotropic").fit(X, y)
+    iso_b = cls(random_state=0, ridge="isotropic").fit(X * D, y)
+    assert not np.allclose(_pairwise(iso_b.transform(X * D)), _pairwise(iso_a.transform(X)), rtol=0.05)
+
+
+def test_mmc_on_unevenly_scaled_features_keeps_xings_objective_low():
+    X, y = _walkthrough()
+    i, j = np.triu_indices(len(X), 1)
+    same = y[i] == y[j]
+
+    def xing(M):  # sum_S d^2 / (sum_D d)^2: Xing et al.'s objective, invariant to the scale of M
+        Dv = X[i] - X[j]
+        d2 = np.einsum("ij,jk,ik->i", Dv, M, Dv)
+        return d2[same].sum() / np.sqrt(np.maximum(d2[~same], 0)).sum() ** 2
+
+    mmc = jaxdml.MMC_Supervised().fit(X, y)
+    exact = jaxdml.MMC_Supervised(reg=0).fit(X, y)  # the paper's problem: the smallest value there is
+    assert xing(exact.metric_) <= xing(mmc.metric_) < 0.3 * xing(np.eye(5))
+    assert np.linalg.matrix_rank(mmc.metric_, tol=1e-8 * np.abs(mmc.metric_).max()) == 5  # no collapse
+
+
 def test_mmc_init_changes_the_start_not_the_optimum(iris):
     X, y = iris
     ref = jaxdml.MMC_Supervised().fit(X, y)

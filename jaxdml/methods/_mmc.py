@@ -37,7 +37,8 @@ def _mmc(X, codes, n_classes, *, max_proj, init, diagonal, diagonal_c, **kw):
     M0 = _itml_prior(init, X, "MMC init", kw["random_state"])
     if diagonal:
         return _mmc_diagonal(X, codes, n_classes, np.diag(M0).copy(), float(diagonal_c), **kw)
-    return LSI_METHOD.solve(X, codes, n_classes, proj_iter=max_proj, name="mmc", init=M0, **kw)
+    start = None if isinstance(init, str) and init == "identity" else M0  # "identity": LSI's own start
+    return LSI_METHOD.solve(X, codes, n_classes, proj_iter=max_proj, name="mmc", init=start, **kw)
 
 
 def _mmc_diagonal(X, codes, n_classes, w0, c, *, n_components, random_state, max_iter, tol, verbose, n_constraints,
@@ -128,8 +129,10 @@ class MMC(PairsMetricLearner):
         metric-learn's starting metric: the identity, the inverse covariance of the training rows,
         a random symmetric positive definite matrix drawn from ``random_state``, or a positive
         definite matrix. The full form solves a concave problem to a certified optimum, so
-        ``init`` changes where the solver starts, not the metric it finds (up to ``tol``); the
-        diagonal form starts from ``init``'s diagonal.
+        ``init`` changes where the solver starts, not the metric it finds (up to ``tol``);
+        "identity" there is LSI's own start, the identity in the units in which every feature's
+        similar-pair scatter is the same (so that the start, too, does not depend on the features'
+        units). The diagonal form starts from ``init``'s diagonal.
     diagonal : bool, default=False
         Learn a diagonal metric ``diag(w)`` (a weight per feature) by Xing et al.'s diagonal
         problem, ``min_{w >= 0} sum_S d_w^2 - diagonal_c * log sum_D d_w``, with its own solver
