@@ -71,6 +71,28 @@ def test_mlkr_and_rca_chunks_take_the_preprocessor():
     np.testing.assert_array_equal(a.components_, b.components_)
 
 
+def test_callable_preprocessor_takes_any_identifiers(iris):
+    # metric-learn's preprocessor page: a callable maps identifiers (file names, keys) to points
+    X, y = iris
+    names = np.array([f"img{i:03d}.png" for i in range(150)])
+    load = {n: x for n, x in zip(names, X)}
+
+    def loader(keys):
+        return np.stack([load[k] for k in keys])
+
+    a = jaxdml.NCA(max_iter=10).fit(X, y)
+    b = jaxdml.NCA(max_iter=10, preprocessor=loader).fit(names, y)
+    np.testing.assert_array_equal(a.components_, b.components_)
+    np.testing.assert_array_equal(b.transform(names[:3]), a.transform(X[:3]))
+    pairs = np.array([[names[0], names[1]], [names[2], names[100]], [names[51], names[52]], [names[3], names[120]]])
+    c = jaxdml.ITML(preprocessor=loader, random_state=0).fit(pairs, [1, -1, 1, -1])
+    d = jaxdml.ITML(random_state=0).fit(np.stack([[load[k] for k in row] for row in pairs]), [1, -1, 1, -1])
+    np.testing.assert_allclose(c.metric_, d.metric_, rtol=1e-12)
+    np.testing.assert_allclose(c.pair_distance(pairs[:2]), d.pair_distance(X[[[0, 1], [2, 100]]]), rtol=1e-12)
+    with pytest.raises(ValueError, match="integer row indices"):  # an array preprocessor takes indices only
+        jaxdml.NCA(preprocessor=X).fit(names, y)
+
+
 @pytest.mark.parametrize("bad,match", [
     (np.array([0.5, 1.5, 2.0]), "integer row indices"),
     (np.array([0, 1, 150]), r"indices must lie in \[0, 149\]"),

@@ -87,15 +87,29 @@ def reads_indices(X, preprocessor) -> bool:
     return preprocessor is not None and _ndim_dtype(X)[0] == 1
 
 
+def _identifiers(T, preprocessor, owner) -> np.ndarray:
+    """Index tuples ``(n, k)``: integer row indices for an array preprocessor (:func:`index_tuples`);
+    for a callable one, identifiers of any kind it maps to points (file names, keys, ...), as in
+    metric-learn."""
+    if callable(preprocessor):
+        T = np.asarray(T)
+        if T.ndim != 2:
+            raise ValueError(f"{owner}: index tuples must have shape (n, k); got {T.shape}.")
+        return T
+    return index_tuples(T, owner)
+
+
 def points_from_indices(X, preprocessor, owner) -> np.ndarray:
-    """The points of a 1-D index array ``X`` (n_samples,): ``preprocessor[X]`` for an array,
-    ``preprocessor(X)`` for a callable; float64 rows, one per index (repeats allowed), checked like
-    the rows of index tuples (integer indices in range, finite numeric rows)."""
-    idx = index_tuples(np.reshape(np.asarray(X), (-1, 1)) if _ndim_dtype(X)[0] == 1 else X, owner,
-                       arity=1, what="sample", name="the sample indices")[:, 0]
+    """The points of a 1-D array ``X`` (n_samples,) of sample identifiers: ``preprocessor[X]`` for an
+    array (integer indices in range), ``preprocessor(X)`` for a callable (any identifiers it maps to
+    points: indices, file names, keys); float64 rows, one per identifier (repeats allowed), checked
+    like the rows of index tuples (finite numeric rows, one per identifier)."""
+    idx = _identifiers(np.reshape(np.asarray(X), (-1, 1)), preprocessor, owner)
+    if not callable(preprocessor):
+        idx = index_tuples(idx, owner, arity=1, what="sample", name="the sample indices")
     if idx.size == 0:
         raise ValueError(f"{owner}: no sample indices given (an empty index array).")
-    return _rows_from_preprocessor(preprocessor, idx, owner)
+    return _rows_from_preprocessor(preprocessor, idx[:, 0], owner)
 
 
 def _arity_error(k, arities, owner):
@@ -163,7 +177,7 @@ def prepare_tuples(X, y, *, arities, preprocessor=None, owner="fit") -> TupleDat
         T = _as_float(X, owner, "the tuples")
         n, k, d = T.shape
     else:
-        T = index_tuples(X, owner)
+        T = _identifiers(X, preprocessor, owner)
         n, k = T.shape
     if k not in arities:
         raise _arity_error(k, arities, owner)
@@ -187,7 +201,7 @@ def form_tuples(X, *, arity, n_features, preprocessor=None, owner="pair_distance
     kind = input_kind(X, preprocessor)
     name = TUPLE_NAMES.get(arity, "tuples")
     if kind == "indices":
-        T = index_tuples(X, owner)
+        T = _identifiers(X, preprocessor, owner)
         if T.shape[1] != arity:
             raise ValueError(f"{owner}: expected index {name} of shape (n, {arity}); got {T.shape}.")
         used, pos = np.unique(T, return_inverse=True)
