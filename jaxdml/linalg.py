@@ -91,15 +91,29 @@ def symmetrize(M):
     return 0.5 * (M + jnp.swapaxes(M, -1, -2))
 
 
-def pairwise_sq_dists(A, B=None, xp=jnp):
+def pairwise_sq_dists(A, B=None, xp=jnp, *, translate="mean"):
     """Squared Euclidean distances between the rows of ``A`` (..., n, d) and ``B`` (..., m, d).
 
-    Uses one matrix product, ``|a|^2 + |b|^2 - 2 a.b`` (leading axes are batch axes); results are
-    clipped at zero to remove round-off negatives. ``xp=numpy`` computes it on host arrays.
+    Uses one matrix product, ``|a|^2 + |b|^2 - 2 a.b`` (leading axes are batch axes), after
+    translating both sides by the mean row of ``B`` (``translate="mean"``) or by its first row
+    (``"row"``: rows on an integer lattice keep exact distances, so equal distances stay equal; None:
+    not at all, for rows the caller has centred already): the
+    distances do not change, and the expansion's cancellation is relative to the rows' spread instead
+    of their distance from the origin (rows at 1e4 from it keep their neighbours in float32). Results
+    are clipped at zero to remove round-off negatives (a NaN stays NaN). ``xp=numpy`` computes it on
+    host arrays. The translation is held constant for differentiation (the distances do not depend on
+    it).
     """
-    B = A if B is None else B
+    same = B is None
+    B = A if same else B
+    if translate is not None:
+        c = xp.mean(B, axis=-2, keepdims=True) if translate == "mean" else B[..., :1, :]
+        if xp is jnp:
+            c = jax.lax.stop_gradient(c)
+        A = A - c
+        B = A if same else B - c
     sa = xp.sum(A * A, axis=-1)
-    sb = sa if B is A else xp.sum(B * B, axis=-1)
+    sb = sa if same else xp.sum(B * B, axis=-1)
     return xp.maximum(sa[..., :, None] + sb[..., None, :] - 2.0 * (A @ xp.swapaxes(B, -1, -2)), 0.0)
 
 

@@ -82,13 +82,42 @@ def _prepare(queries, query_labels, references, reference_labels, L, distance):
             raise ValueError("reference_labels are required with references.")
         yr = _as_labels("reference_labels", reference_labels, R.shape[0])
     if L is not None:
-        L = np.asarray(L, np.float64)
-        if L.ndim != 2 or L.shape[1] != Q.shape[1]:
+        try:
+            L = np.asarray(L, np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"L must be a real (n_components, {Q.shape[1]}) matrix; got {type(L).__name__}.") from None
+        if L.ndim != 2 or L.shape[1] != Q.shape[1] or L.shape[0] < 1:
             raise ValueError(f"L must have shape (n_components, {Q.shape[1]}); got shape {L.shape}.")
+        if not np.all(np.isfinite(L)):
+            raise ValueError("L contains NaN or infinite values.")
         Q = Q @ L.T
         R = Q if same else R @ L.T
+    Q, R = _ranking_rows(np.asarray(Q, np.float64), None if same else np.asarray(R, np.float64), distance)
+    R = Q if same else R
     codes = np.unique(np.concatenate([yq, yr]), return_inverse=True)[1].astype(np.int32).reshape(-1)
     return Q, R, codes[: Q.shape[0]], codes[Q.shape[0]:], same
+
+
+def _ranking_rows(Q, R, distance):
+    """Rows (float64, on the host) with the same ranking as ``Q``, ``R`` under ``distance`` that keep it
+    in float32: Euclidean rows translated by the references' mean and scaled by their largest entry
+    (distances far from the origin, tiny and huge ones, rank as in float64), cosine rows normalised
+    (each scaled by its largest entry first, so that its square neither underflows nor overflows), dot
+    products scaled by the largest entry (a positive factor ranks alike). ``R`` None: the queries are
+    the references."""
+    if distance == "cosine":
+        def unit(X):
+            X = X / np.maximum(np.max(np.abs(X), axis=1, keepdims=True), np.finfo(np.float64).tiny)
+            n = np.sqrt(np.sum(X * X, axis=1, keepdims=True))
+            return X / np.where(n > 0, n, 1.0)
+        return unit(Q), None if R is None else unit(R)
+    if distance in ("euclidean", "sq_euclidean"):
+        c = (Q if R is None else R).mean(axis=0)
+        Q = Q - c
+        R = None if R is None else R - c
+    scale = max(np.max(np.abs(Q)), 0.0 if R is None else np.max(np.abs(R)))
+    scale = scale if scale > 0 else 1.0
+    return Q / scale, None if R is None else R / scale
 
 
 @functools.partial(jax.jit, static_argnames=("K", "ks", "q_block", "r_chunk", "kind", "same"))

@@ -9,6 +9,7 @@ from scipy.special import softmax
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from .._validation import Interval
+from ..linalg import pairwise_sq_dists
 from ..problems import target_neighbors
 from ._knn import _LEARNER_CONSTRAINTS, _MetricMixin
 
@@ -114,10 +115,9 @@ class LMNNEnergyClassifier(_MetricMixin, ClassifierMixin, BaseEstimator):
         members = [np.flatnonzero(codes == c) for c in range(n_classes)]
         chunk = max(1, _CHUNK_ELEMENTS // max(1, n * k))
         out = np.empty((Zq.shape[0], n_classes))
-        sq = (Z * Z).sum(1)
         for s in range(0, Zq.shape[0], chunk):
             Q = Zq[s : s + chunk]
-            D = np.maximum((Q * Q).sum(1)[:, None] + sq[None, :] - 2.0 * Q @ Z.T, 0.0)  # (q, n)
+            D = pairwise_sq_dists(Q, Z, xp=np)  # (q, n)
             # third term, per training sample i: sum_j [m + d_ij - d_it]_+ over i's targets
             H = np.sum(
                 self.train_target_mask_[None] * np.maximum(m + self.train_target_sq_dists_[None] - D[:, :, None], 0.0),

@@ -56,7 +56,7 @@ def _vote(xp, d_k, idx, codes, n_classes, weights):
 def _knn_block(Zq, Zt, codes, q_index, n_train, *, k, n_classes, weights, exclude_self):
     """Class scores (m, nq, n_classes) of the k nearest rows of ``Zt`` (m, nt, p) for ``Zq`` (m, nq, p);
     rows of ``Zt`` from ``n_train`` on are padding (never a neighbour)."""
-    D = pairwise_sq_dists(Zq, Zt)
+    D = pairwise_sq_dists(Zq, Zt, translate="row")  # a training row: integer lattices stay exact
     D = jnp.where((jnp.arange(Zt.shape[1]) < n_train)[None, None, :], D, jnp.inf)
     if exclude_self:  # leave-one-out: a training row is not its own neighbour
         own = q_index[:, None] == jnp.arange(Zt.shape[1])[None, :]
@@ -69,7 +69,7 @@ def _knn_host(Zq, Zt, codes, k, n_classes, weights, exclude_self, exact_ties=Fal
     """:func:`_knn_block` in NumPy, for problems too small to be worth a compilation (``exact_ties``: the
     distances from the differences, in blocks of queries)."""
     if not exact_ties:
-        D = pairwise_sq_dists(Zq, Zt, xp=np)
+        D = pairwise_sq_dists(Zq, Zt, xp=np, translate="row")
         if exclude_self:
             rows = np.arange(D.shape[1])
             D[:, rows, rows] = np.inf  # Zq is Zt: a training row is not its own neighbour

@@ -7,10 +7,10 @@ import numbers
 import numpy as np
 from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.metrics import pairwise_distances_argmin
 from sklearn.utils import check_random_state
 
 from .._validation import Interval
+from ..linalg import pairwise_sq_dists
 from ._knn import _LEARNER_CONSTRAINTS, _MetricMixin
 
 __all__ = ["NCMCClassifier"]
@@ -158,7 +158,12 @@ class NCMCClassifier(_MetricMixin, ClassifierMixin, BaseEstimator):
     def predict(self, X):
         """Class of the nearest centroid."""
         Z = self.embed(X)
-        return self.classes_[self.centroid_labels_[pairwise_distances_argmin(Z, self.centroids_)]]
+        # the nearest centroid from translated rows (far from the origin the expansion of scikit-learn's
+        # euclidean_distances cancels)
+        step = max(1, (1 << 24) // max(1, len(self.centroids_)))  # rows per block: ~16M distances
+        nearest = np.concatenate([np.argmin(pairwise_sq_dists(Z[s:s + step], self.centroids_, xp=np), axis=1)
+                                  for s in range(0, len(Z), step)])
+        return self.classes_[self.centroid_labels_[nearest]]
 
     def predict_log_proba(self, X):
         """``log p(c|x)``: softmax over classes of ``-min_m |x - m|^2 / 2`` (nearest centroid of each class).
@@ -168,8 +173,7 @@ class NCMCClassifier(_MetricMixin, ClassifierMixin, BaseEstimator):
         nearest-class-mean softmax).
         """
         Z = self.embed(X)
-        d2 = (Z * Z).sum(1)[:, None] + (self.centroids_ ** 2).sum(1)[None, :] - 2.0 * Z @ self.centroids_.T
-        logits = -0.5 * np.maximum(d2, 0.0)
+        logits = -0.5 * pairwise_sq_dists(Z, self.centroids_, xp=np)
         per_class = np.stack(
             [logits[:, self.centroid_labels_ == c].max(axis=1) for c in range(len(self.classes_))], axis=1
         )

@@ -14,6 +14,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.utils.validation import check_is_fitted
 
+from ..linalg import pairwise_sq_dists
 from ._knn import _LEARNER_CONSTRAINTS, _MetricMixin
 
 __all__ = ["CondensedNearestNeighbors", "ReducedNearestNeighbors", "condense", "reduce_prototypes"]
@@ -82,7 +83,7 @@ def reduce_prototypes(Z, codes, store) -> np.ndarray:
     nearest = np.empty(len(Z), dtype=np.int64)  # position in S of each row's nearest member
     for start in range(0, len(Z), 1024):
         block = Z[start:start + 1024]
-        D = np.maximum((block * block).sum(1)[:, None] + (Z[S] ** 2).sum(1)[None, :] - 2 * block @ Z[S].T, 0.0)
+        D = pairwise_sq_dists(block, Z[S], xp=np)
         nearest[start:start + 1024] = np.argmin(D, axis=1)
     if not np.all(codes[S[nearest]] == codes):
         return S
@@ -97,7 +98,7 @@ def reduce_prototypes(Z, codes, store) -> np.ndarray:
             active[pos] = True
             continue
         A, B = Z[rows], Z[S[cand]]
-        D = (A * A).sum(1)[:, None] + (B * B).sum(1)[None, :] - 2 * A @ B.T
+        D = pairwise_sq_dists(A, B, xp=np)
         new = cand[np.argmin(D, axis=1)]
         if np.all(codes[S[new]] == codes[rows]):
             nearest[rows] = new

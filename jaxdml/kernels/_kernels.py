@@ -14,6 +14,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..linalg import pairwise_sq_dists
+
 __all__ = ["KERNELS", "kernel_matrix", "check_kernel_params", "feature_space_sq_dists"]
 
 KERNELS = ("linear", "poly", "rbf", "laplacian")
@@ -28,10 +30,8 @@ def _poly(X, Y, gamma, degree, coef0):
 
 
 def _rbf(X, Y, gamma, degree, coef0):
-    sx = jnp.sum(X * X, axis=1)
-    sy = jnp.sum(Y * Y, axis=1)
-    d2 = jnp.maximum(sx[:, None] + sy[None, :] - 2.0 * X @ Y.T, 0.0)
-    return jnp.exp(-gamma * d2)
+    # translated by a row of Y first (a real one: padding comes last): rows far from the origin keep their distances
+    return jnp.exp(-gamma * pairwise_sq_dists(X, Y, translate="row"))
 
 
 def _laplacian(X, Y, gamma, degree, coef0):

@@ -10,6 +10,7 @@ from typing import Any, Optional
 import numpy as np
 
 from .._version import __version__
+from ..linalg import pairwise_sq_dists
 
 __all__ = ["FittedMetric", "KernelFittedMetric", "FORMAT", "FORMAT_VERSION"]
 
@@ -104,13 +105,12 @@ class FittedMetric:
 
     def pairwise_distances(self, X, Y=None, *, squared: bool = False) -> np.ndarray:
         """Mahalanobis distances between the rows of ``X`` and ``Y`` (default ``X``), in the dtype of
-        the embedding (computed in float64: the expansion ``|a|^2 + |b|^2 - 2 a.b`` cancels badly in
-        float32; a point's distance to itself is 0)."""
+        the embedding (computed in float64 after a translation, :func:`jaxdml.linalg.pairwise_sq_dists`:
+        the expansion ``|a|^2 + |b|^2 - 2 a.b`` cancels badly in float32 and far from the origin; a
+        point's distance to itself is 0)."""
         A = self.transform(X)
         B = A if Y is None else self.transform(Y)
-        A64, B64 = A.astype(np.float64), B.astype(np.float64)
-        D = (A64 * A64).sum(1)[:, None] + (B64 * B64).sum(1)[None, :] - 2.0 * A64 @ B64.T
-        D = np.maximum(D, 0.0)
+        D = pairwise_sq_dists(A.astype(np.float64), None if Y is None else B.astype(np.float64), xp=np)
         if Y is None:
             np.fill_diagonal(D, 0.0)
         return (D if squared else np.sqrt(D)).astype(np.result_type(A.dtype, B.dtype), copy=False)
