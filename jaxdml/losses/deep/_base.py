@@ -80,12 +80,65 @@ def check_real(name: str, value, *, low=None, strict=True, high=None):
     return value
 
 
-def check_batch(embeddings, labels, mask=None, *, labels_required=True):
+def _concrete(x) -> bool:
+    """True for a value known now (not traced inside ``jax.jit``/``grad``): its contents can be checked."""
+    return not isinstance(x, jax.core.Tracer)
+
+
+def _host(name, x):
+    """``x`` as a NumPy array, or a clear error naming ``name`` when it is not an array of values."""
+    try:
+        return np.asarray(x)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be an array; got {type(x).__name__} ({exc}).") from None
+
+
+def check_labels(labels, n: int, *, encode: bool = True, name: str = "labels"):
+    """(n,) integer labels. Concrete labels of any type an estimator accepts (strings, booleans,
+    whole-number floats, objects) are encoded as class codes when ``encode`` (equal labels, equal
+    codes); without ``encode`` (labels that index class parameters) they must be integers. Traced
+    labels must be integers (inside ``jax.jit`` nothing else is checked)."""
+    if _concrete(labels) and not isinstance(labels, jax.Array):
+        y = _host(name, labels)
+        if y.ndim != 1 or y.shape[0] != n:
+            raise ValueError(f"{name} must be a 1-D array with one label per row of embeddings ({n}); got shape "
+                             f"{y.shape}.")
+        if y.dtype.kind not in "iu":
+            if not encode:
+                raise TypeError(f"{name} must be integer class indices (they index the class parameters); got dtype "
+                                f"{y.dtype}.")
+            if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
+                raise ValueError(f"{name} contain NaN or infinity.")
+            try:
+                y = np.unique(y, return_inverse=True)[1].reshape(-1)
+            except TypeError:
+                raise TypeError(f"{name} must be comparable values (class labels); got dtype {y.dtype}.") from None
+        return jnp.asarray(y.astype(np.int32))
+    y = jnp.asarray(labels)
+    if y.ndim != 1 or y.shape[0] != n:
+        raise ValueError(f"{name} must be a 1-D array with one label per row of embeddings ({n}); got shape "
+                         f"{y.shape}.")
+    if not jnp.issubdtype(y.dtype, jnp.integer) or y.dtype == bool:
+        if encode and _concrete(labels):
+            return check_labels(np.asarray(labels), n, encode=True, name=name)
+        raise TypeError(f"{name} must be integers (class codes); got dtype {y.dtype}.")
+    return y
+
+
+def check_batch(embeddings, labels, mask=None, *, labels_required=True, encode_labels=True):
     """Validated ``(Z, y, valid)``: float (B, d) embeddings, int (B,) labels, bool (B,) row mask.
 
-    ``labels`` may be None when ``labels_required`` is False (then ``y`` is None).
+    ``labels`` may be None when ``labels_required`` is False (then ``y`` is None); concrete labels of
+    any type are encoded (:func:`check_labels`). Padded rows (``mask`` False) are replaced by zeros,
+    so that whatever they hold (NaN, inf) reaches neither the value nor a gradient; a NaN in a real
+    row makes the loss NaN.
     """
-    Z = jnp.asarray(embeddings)
+    Z = embeddings
+    if _concrete(Z) and not isinstance(Z, jax.Array):
+        Z = _host("embeddings", Z)
+        if Z.dtype.kind not in "biuf":
+            raise TypeError(f"embeddings must be real numbers; got dtype {Z.dtype}.")
+    Z = jnp.asarray(Z)
     if Z.ndim != 2:
         raise ValueError(f"embeddings must be a 2-D array (batch, dim); got shape {Z.shape}.")
     if Z.shape[0] < 1 or Z.shape[1] < 1:
@@ -98,23 +151,43 @@ def check_batch(embeddings, labels, mask=None, *, labels_required=True):
     if labels is not None or labels_required:
         if labels is None:
             raise ValueError("labels are required (one integer class label per row of embeddings).")
-        y = jnp.asarray(labels)
-        if y.ndim != 1 or y.shape[0] != Z.shape[0]:
-            raise ValueError(f"labels must be a 1-D array with one label per row of embeddings "
-                             f"({Z.shape[0]}); got shape {y.shape}.")
-        if not jnp.issubdtype(y.dtype, jnp.integer) or y.dtype == bool:
-            raise TypeError(f"labels must be integers (class codes); got dtype {y.dtype}.")
-    return Z, y, check_mask(mask, Z.shape[0])
+        y = check_labels(labels, Z.shape[0], encode=encode_labels)
+    valid = check_mask(mask, Z.shape[0])
+    return jnp.where(valid[:, None], Z, 0.0), y, valid
 
 
 def check_mask(mask, n: int, name: str = "mask"):
-    """(n,) bool: True for real rows (``mask=None``: every row)."""
+    """(n,) bool: True for real rows (``mask=None``: every row). A concrete mask must be boolean or
+    0/1 numbers, one per row."""
     if mask is None:
         return jnp.ones(n, bool)
+    if _concrete(mask) and not isinstance(mask, jax.Array):
+        m = _host(name, mask)
+        if m.dtype.kind not in "biuf":
+            raise TypeError(f"{name} must be boolean (or 0/1), one entry per row; got dtype {m.dtype}.")
     m = jnp.asarray(mask)
     if m.shape != (n,):
         raise ValueError(f"{name} must have shape ({n},), one entry per row; got shape {m.shape}.")
-    return m > 0 if m.dtype != bool else m
+    if m.dtype == bool:
+        return m
+    if not (jnp.issubdtype(m.dtype, jnp.integer) or jnp.issubdtype(m.dtype, jnp.floating)):
+        raise TypeError(f"{name} must be boolean (or 0/1), one entry per row; got dtype {m.dtype}.")
+    if _concrete(m):
+        bad = np.asarray(m)[(np.asarray(m) != 0) & (np.asarray(m) != 1)]
+        if bad.size:
+            raise ValueError(f"{name} must be boolean or 0/1 (True / 1 for a real row); got values such as "
+                             f"{bad[:3].tolist()}.")
+    return m > 0
+
+
+def check_indices(name: str, idx, n: int):
+    """Concrete row indices must lie in ``[0, n)`` (inside ``jax.jit`` they are not checked: an index
+    out of range is then clamped by JAX's gather)."""
+    if _concrete(idx):
+        v = np.asarray(idx)
+        if v.size and (v.min() < 0 or v.max() >= n):
+            bad = v[(v < 0) | (v >= n)][:5].tolist()
+            raise ValueError(f"{name} must hold row indices in [0, {n - 1}] of the batch of {n} rows; got {bad}.")
 
 
 def check_labels_in_range(labels, n_classes: int, what: str) -> None:
@@ -150,9 +223,10 @@ def apply_map(Z, L):
 # -------------------------------------------------------------------------------- distances, norms
 
 def safe_sqrt(x):
-    """``sqrt(max(x, 0))`` whose gradient at 0 is 0 (not inf, which times 0 would be NaN)."""
+    """``sqrt(max(x, 0))`` whose gradient at 0 is 0 (not inf, which times 0 would be NaN); NaN stays
+    NaN (a diverged embedding is not hidden behind a zero distance)."""
     pos = x > 0
-    return jnp.where(pos, jnp.sqrt(jnp.where(pos, x, 1.0)), 0.0)
+    return jnp.where(pos, jnp.sqrt(jnp.where(pos, x, 1.0)), x * 0.0)
 
 
 def safe_norm(x, axis=-1, keepdims=False):
@@ -160,8 +234,17 @@ def safe_norm(x, axis=-1, keepdims=False):
     return safe_sqrt(jnp.sum(x * x, axis=axis, keepdims=keepdims))
 
 
+def _row_scale(x, axis=-1):
+    """The largest absolute entry along ``axis`` (1 for a zero row), held constant: dividing by it keeps
+    squares of tiny or huge rows (1e-25, 1e20) inside float32's range."""
+    s = jax.lax.stop_gradient(jnp.max(jnp.abs(x), axis=axis, keepdims=True))
+    return jnp.where(s > 0, s, 1.0)
+
+
 def normalize(x, axis=-1):
-    """``x / ||x||`` along ``axis``; a zero row stays zero (cosine similarity 0 to everything)."""
+    """``x / ||x||`` along ``axis``, the row first scaled by its largest entry (so that its square
+    neither underflows nor overflows); a zero row stays zero (cosine similarity 0 to everything)."""
+    x = x / _row_scale(x, axis)
     n = safe_norm(x, axis=axis, keepdims=True)
     return x / jnp.where(n > 0, n, 1.0)
 
@@ -189,14 +272,25 @@ def pairwise(embeddings, other=None, *, distance: str = "euclidean", L=None):
     return dense(A, B, kind)
 
 
-def dense(A, B, kind):
-    """(n, m) distances or similarities of the rows of ``A`` and ``B`` (already mapped), GEMM form."""
+def dense(A, B, kind, valid=None):
+    """(n, m) distances or similarities of the rows of ``A`` and ``B`` (already mapped), GEMM form.
+
+    Euclidean distances are computed after translating both sides by the mean of ``B``'s real rows
+    (``valid``: which rows of ``B`` are real; default all) and scaling them by their largest entry, so
+    that rows far from the origin, tiny rows and huge rows keep their neighbours in float32."""
     if kind == "dot":
         return A @ B.T
     if kind == "cosine":
         return normalize(A) @ normalize(B).T
-    d2 = linalg.pairwise_sq_dists(A, B)
-    return d2 if kind == "sq_euclidean" else safe_sqrt(d2)
+    # translated (pairwise_sq_dists) and scaled by the largest entry: rows far from the origin, tiny or
+    # huge rows keep their neighbours
+    w = jnp.ones(B.shape[0], B.dtype) if valid is None else valid.astype(B.dtype)
+    c = jax.lax.stop_gradient(jnp.sum(B * w[:, None], axis=0, keepdims=True) / jnp.maximum(jnp.sum(w), 1.0))
+    A, B = A - c, B - c
+    s = jax.lax.stop_gradient(jnp.maximum(jnp.max(jnp.abs(A)), jnp.max(jnp.abs(B))))
+    s = jnp.where((s > 0) & jnp.isfinite(s), s, 1.0)
+    d2 = linalg.pairwise_sq_dists(A / s, B / s, translate=None)  # centred on the real rows above
+    return d2 * s * s if kind == "sq_euclidean" else safe_sqrt(d2) * s
 
 
 def paired(A, B, kind):

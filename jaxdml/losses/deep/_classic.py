@@ -13,8 +13,9 @@ import jax
 import jax.numpy as jnp
 
 from ... import linalg
-from ._base import (apply_map, check_batch, check_distance, check_real, check_reduction, dense, dissimilarity,
-                    label_pairs, masked_logsumexp, reduce)
+
+from ._base import (apply_map, check_batch, check_distance, check_indices, check_real, check_reduction, dense,
+                    dissimilarity, label_pairs, masked_logsumexp, reduce)
 
 __all__ = ["nca", "lmnn"]
 
@@ -50,7 +51,7 @@ def nca(embeddings, labels, *, distance="sq_euclidean", L=None, mask=None, reduc
     kind = check_distance(distance)
     Z, y, valid = check_batch(embeddings, labels, mask)
     Z = apply_map(Z, L)
-    x = -dissimilarity(dense(Z, Z, kind), kind)
+    x = -dissimilarity(dense(Z, Z, kind, valid), kind)
     pos, neg = label_pairs(y, valid)
     lse_all, ok = masked_logsumexp(x, (pos | neg).astype(x.dtype), axis=1)
     lse_pos, has = masked_logsumexp(x, pos.astype(x.dtype), axis=1)
@@ -105,7 +106,7 @@ def lmnn(embeddings, labels, *, n_neighbors=3, targets=None, target_mask=None, m
     kind = check_distance(distance)
     Z, y, valid = check_batch(embeddings, labels, mask)
     Z = apply_map(Z, L)
-    D = dissimilarity(dense(Z, Z, kind), kind)
+    D = dissimilarity(dense(Z, Z, kind, valid), kind)
     pos, neg = label_pairs(y, valid)
     t, tw = _targets(D, pos, n_neighbors, targets, target_mask)
     dt = jnp.take_along_axis(D, t, axis=1)  # (B, k)
@@ -131,5 +132,6 @@ def _targets(D, pos, n_neighbors, targets, target_mask):
     tw = jnp.ones(t.shape, D.dtype) if target_mask is None else jnp.asarray(target_mask, D.dtype)
     if tw.shape != t.shape:
         raise ValueError(f"target_mask must have the shape of targets {t.shape}; got {tw.shape}.")
+    check_indices("targets", t, n)
     rows = jnp.arange(n)[:, None]
     return t, tw * pos[rows, t].astype(D.dtype)

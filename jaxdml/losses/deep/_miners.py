@@ -26,7 +26,8 @@ def _batch(embeddings, labels, distance, L, mask):
     form ``D``, and the (B, B) masks of positive and negative pairs."""
     kind = check_distance(distance)
     Z, y, valid = check_batch(embeddings, labels, mask)
-    V = jax.lax.stop_gradient(dense(apply_map(Z, L), apply_map(Z, L), kind))
+    Zm = apply_map(Z, L)
+    V = jax.lax.stop_gradient(dense(Zm, Zm, kind, valid))
     pos, neg = label_pairs(y, valid)
     return dissimilarity(V, kind), V, pos, neg, kind
 

@@ -20,7 +20,7 @@ __all__ = ["proxy_nca", "proxy_anchor"]
 def _proxy_batch(embeddings, labels, proxies, distance, L, mask):
     """Validated ``(Z, P, y, valid, kind)``: embeddings and proxies under ``L``."""
     kind = check_distance(distance)
-    Z, y, valid = check_batch(embeddings, labels, mask)
+    Z, y, valid = check_batch(embeddings, labels, mask, encode_labels=False)  # labels index the proxies
     P = check_param_matrix(proxies, Z.shape[1], "proxies")
     check_labels_in_range(y, P.shape[0], "proxies")
     return apply_map(Z, L), apply_map(P.astype(Z.dtype), L), y, valid, kind

@@ -78,7 +78,7 @@ def angular_margin(embeddings, labels, weights, *, scale=64.0, m1=1.0, m2=0.0, m
         check_real("scale", scale, low=0.0)
     for name, m in (("m1", m1), ("m2", m2), ("m3", m3)):
         check_real(name, m)
-    Z, y, valid = check_batch(embeddings, labels, mask)
+    Z, y, valid = check_batch(embeddings, labels, mask, encode_labels=False)  # labels index the weights
     W = check_param_matrix(weights, Z.shape[1], "weights")
     check_labels_in_range(y, W.shape[0], "class weights")
     Z, W = apply_map(Z, L), apply_map(W.astype(Z.dtype), L)

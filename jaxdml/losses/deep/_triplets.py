@@ -71,7 +71,7 @@ def triplet_margin(embeddings, labels=None, *, margin=0.2, soft=False, distance=
     Zm = apply_map(Z, L)
     f = jax.nn.softplus if soft else jax.nn.relu
     if triplets is None:
-        D = dissimilarity(dense(Zm, Zm, kind), kind)
+        D = dissimilarity(dense(Zm, Zm, kind, valid), kind)
         pos, neg = label_pairs(y, valid)
         terms = f(margin + D[:, :, None] - D[:, None, :])
         return reduce(terms, (pos[:, :, None] & neg[:, None, :]).astype(Zm.dtype), reduction)
@@ -81,7 +81,7 @@ def triplet_margin(embeddings, labels=None, *, margin=0.2, soft=False, distance=
         d_ap = dissimilarity(paired(Zm[a], Zm[p], kind), kind)
         d_an = dissimilarity(paired(Zm[a], Zm[n], kind), kind)
     else:  # many (semi-hard: B^2 slots): entries of the dense matrix, not B^2 gathered rows
-        D = dissimilarity(dense(Zm, Zm, kind), kind)
+        D = dissimilarity(dense(Zm, Zm, kind, valid), kind)
         d_ap, d_an = D[a, p], D[a, n]
     ok = (t.mask > 0) & valid[a] & valid[p] & valid[n]
     return reduce(f(margin + d_ap - d_an), ok.astype(Zm.dtype), reduction)

@@ -11,7 +11,9 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from ._base import apply_map, check_batch, check_distance, check_mask, dense, label_pairs
+import numpy as np
+
+from ._base import apply_map, check_batch, check_distance, check_indices, check_labels, check_mask, dense, label_pairs
 
 
 class Pairs(NamedTuple):
@@ -67,8 +69,8 @@ def all_pairs(labels, mask=None) -> Pairs:
     Pairs
         ``positive`` marks same-label pairs; ``mask`` is False on the diagonal and for padded rows.
     """
-    y = jnp.asarray(labels)
-    n = y.shape[0]
+    n = np.shape(labels)[0]
+    y = check_labels(labels, n)
     valid = check_mask(mask, n)
     a, o = grid(n, 2)
     return Pairs(a, o, y[a] == y[o], (a != o) & valid[a] & valid[o])
@@ -79,8 +81,8 @@ def all_triplets(labels, mask=None) -> Triplets:
 
     A slot ``(a, p, n)`` holds a triplet when ``y[a] == y[p]``, ``a != p`` and ``y[n] != y[a]``.
     """
-    y = jnp.asarray(labels)
-    n = y.shape[0]
+    n = np.shape(labels)[0]
+    y = check_labels(labels, n)
     valid = check_mask(mask, n)
     a, p, q = grid(n, 3)
     ok = (y[a] == y[p]) & (a != p) & (y[q] != y[a]) & valid[a] & valid[p] & valid[q]
@@ -100,8 +102,12 @@ def check_tuples(tuples, kinds, n: int, name: str):
                              f"(shape {size}); got shape {f.shape}.")
     index_fields = ("anchor", "other") if isinstance(tuples, Pairs) else ("anchor", "positive", "negative")
     for f, field in zip(fields, tuples._fields):
-        if field in index_fields and not jnp.issubdtype(f.dtype, jnp.integer):
-            raise TypeError(f"{name}.{field} must hold integer row indices; got dtype {f.dtype}.")
+        if field in index_fields:
+            if not jnp.issubdtype(f.dtype, jnp.integer):
+                raise TypeError(f"{name}.{field} must hold integer row indices; got dtype {f.dtype}.")
+            check_indices(f"{name}.{field}", f, n)
+        else:
+            fields[tuples._fields.index(field)] = check_mask(f, size[0], f"{name}.{field}")
     return type(tuples)(*fields)
 
 
@@ -158,4 +164,4 @@ def pair_batch(embeddings, labels, *, pairs, miner, distance, L, mask):
     else:
         pairs = check_tuples(pairs, (Pairs, Triplets), n, "pairs")
         w_pos, w_neg = pair_weights(pairs, n, valid, Zm.dtype)
-    return PairBatch(dense(Zm, Zm, kind), w_pos, w_neg, kind, y, valid, Zm)
+    return PairBatch(dense(Zm, Zm, kind, valid), w_pos, w_neg, kind, y, valid, Zm)
