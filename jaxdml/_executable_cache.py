@@ -35,6 +35,7 @@ import functools
 import hashlib
 import os
 import pickle
+import stat
 import struct
 import tempfile
 import threading
@@ -42,6 +43,7 @@ from collections import OrderedDict
 
 import numpy as np
 
+from ._warnings import warn as _warn
 from ._executable_key import (_ENV, Undescribable, _context, _environment, _leaf, add_context,  # noqa: F401
                               describe, register_name)
 
@@ -109,10 +111,23 @@ def _read(folder: str, key: str, description: bytes):
     """The stored ``(payload, in_tree, out_tree)``, or None when missing or not usable."""
     path = _entry_path(folder, key)
     try:
-        with open(path, "rb") as fh:
+        # non-blocking: opening a named pipe left at an entry's name must not wait for a writer
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            _warn(f"jaxdml's executable cache: {path} is not a regular file; it is skipped and the program compiled "
+                  "afresh.", RuntimeWarning)
+            return "bad"
+        with os.fdopen(fd, "rb") as fh:
+            fd = None
             blob = fh.read()
     except OSError:
         return None
+    finally:
+        if fd is not None:
+            os.close(fd)
     try:
         magic, fmt, length, digest = _HEADER.unpack_from(blob, 0)
         body = blob[_HEADER.size:]

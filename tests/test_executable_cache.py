@@ -329,6 +329,29 @@ def test_corrupt_entry_falls_back(folder):
     _fallback_then_replaced(f, folder, X, W, expected)
 
 
+@pytest.mark.parametrize("kind", ["fifo", "directory"])
+def test_an_entry_that_is_not_a_regular_file_is_skipped_never_waited_on(folder, kind):
+    f = xc.cached_jit(_affine, static_argnames=("n",))
+    X, W = _args()
+    expected = np.asarray(_run_fresh(f, X, W)[1])
+    path = _entry(folder)
+    path.unlink()
+    if kind == "fifo":
+        os.mkfifo(path)  # opening it for reading would block until a writer came
+    else:
+        path.mkdir()
+    s0 = xc.stats()
+    with pytest.warns(RuntimeWarning, match="not a regular file"):
+        out = _run_fresh(f, X, W)
+    assert xc.stats()["fallbacks"] - s0["fallbacks"] == 1
+    np.testing.assert_array_equal(np.asarray(out[1]), expected)
+    if kind == "fifo":  # replaced by a good entry
+        assert path.is_file()
+        s1 = xc.stats()
+        _run_fresh(f, X, W)
+        assert xc.stats()["hits"] - s1["hits"] == 1
+
+
 def _rewrite(path, change):
     """Rewrite an entry with a valid header and checksum after ``change(description, payload)``."""
     blob = path.read_bytes()
