@@ -114,6 +114,11 @@ def _cmd_fit(args) -> int:
         kw["n_neighbors"] = args.k
     print(f"dataset {args.dataset}: {X.shape[0]} samples, {X.shape[1]} features, "
           f"{len(np.unique(y))} classes; loss={args.loss}; {args.folds}-fold CV, {args.k}-NN", flush=True)
+    classes, counts = np.unique(y, return_counts=True)
+    if counts.min() < args.folds:
+        raise ValueError(f"--dataset {args.dataset!r}: class {classes[np.argmin(counts)]!r} has {counts.min()} row(s); "
+                         f"{args.folds}-fold cross-validation needs at least {args.folds} rows of every class "
+                         "(lower --folds, or merge or drop the rare classes).")
     folds = list(StratifiedKFold(args.folds, shuffle=True, random_state=args.seed).split(X, y))
     kw["pad_to"] = max(len(tr) for tr, _ in folds)  # one compiled executable for every fold
     acc_e, acc_l, times = [], [], []

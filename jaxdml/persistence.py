@@ -32,10 +32,27 @@ REQUIRED = ("format", "format_version", "kind", "method", "n_iter", "converged",
 def save(metric, path) -> str:
     """Write ``metric`` to ``path`` (``.npz`` appended when missing); return the path written.
 
-    The same as ``metric.save(path)``; raises ``ValueError`` for a kernel metric with a callable
-    kernel (its code cannot be stored portably; pickle the estimator instead).
+    ``metric`` is a :class:`~jaxdml.FittedMetric` (what :func:`jaxdml.fit` returns; the same as
+    ``metric.save(path)``) or a fitted jaxdml estimator (its ``result_`` is written). Anything else
+    (an array, an unfitted estimator) is a ``TypeError`` naming what was given; a kernel metric with
+    a callable kernel is a ``ValueError`` (its code cannot be stored portably; pickle the estimator
+    instead).
     """
-    return metric.save(path)
+    if not isinstance(metric, FittedMetric):
+        result = getattr(metric, "__dict__", {}).get("result_")
+        if isinstance(result, FittedMetric):
+            metric = result
+        elif hasattr(metric, "get_params") and hasattr(type(metric), "_record"):
+            what = ("holds a fixed matrix, not a learned result (save its components_ with NumPy)"
+                    if hasattr(metric, "components_") else "is not fitted; fit it first (save writes the learned metric)")
+            raise TypeError(f"jaxdml.save: this {type(metric).__name__} {what}.")
+        else:
+            raise TypeError(f"jaxdml.save: expected a fitted metric (what jaxdml.fit returns, or a fitted jaxdml "
+                            f"estimator); got {type(metric).__name__}"
+                            + (f" of shape {np.shape(metric)}" if isinstance(metric, np.ndarray) else "") + ".")
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        raise TypeError(f"jaxdml.save: path must be a str or os.PathLike; got {type(path).__name__}.")
+    return metric.save(os.fsdecode(path))
 
 
 def load(path):
