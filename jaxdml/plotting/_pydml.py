@@ -35,9 +35,12 @@ __all__ = ["classifier_plot", "dml_plot", "knn_plot", "dml_multiplot", "classifi
            "knn_pairplots"]
 
 
-def _knn(k):
+def _knn(k, name="k"):
+    """A k-NN classifier; ``k`` a positive int (a clear error otherwise: ``k=0`` is not 1-NN)."""
     from sklearn.neighbors import KNeighborsClassifier
 
+    if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise ValueError(f"{name} must be a positive int (the k of a k-NN classifier); got {k!r}.")
     return KNeighborsClassifier(n_neighbors=int(k))
 
 
@@ -259,9 +262,10 @@ def dml_multiplot(X, y, nrow=None, ncol=None, ks=None, clfs=None, attrs=None, se
             ax.axis("off")
             continue
         own = b["clfs"][p] is None  # a k-NN classifier built here: never "fitted" by the caller
-        clf = _knn(b["ks"][p] or 1) if own else b["clfs"][p]
+        k = 1 if b["ks"][p] is None else b["ks"][p]  # None: 1-NN; 0 or -1 is an error, not 1-NN
+        clf = _knn(k, f"ks[{p}]") if own else b["clfs"][p]
         tf = _distance_map(X, y, b["metrics"][p], b["transformers"][p], b["dmls"][p], dml_fitted)
-        sub = b["subtitles"][p] or (f"{b['ks'][p] or 1}-NN" if own else type(clf).__name__)
+        sub = b["subtitles"][p] or (f"{k}-NN" if own else type(clf).__name__)
         classes, cols = _one(X, y, clf, pair, sections, fitted and not own, tf, bool(b["transforms"][p]), ax, sub,
                              style, names)
     if title:

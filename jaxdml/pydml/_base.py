@@ -18,6 +18,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_array, check_is_fitted
 
+from .._validation import Interval, check_params
 from .._warnings import warn
 
 __all__ = ["PyDMLCompatibilityWarning", "DMLAlgorithm", "KernelDMLAlgorithm", "note", "changed", "store"]
@@ -158,6 +159,47 @@ def iteration_metadata(est, initial: str, final: str, iters: str = "num_iters", 
     return {iters: int(res.n_iter), initial: scale * first, final: scale * last}
 
 
+_INT1 = [Interval(numbers.Integral, 1, None)]
+_INT1_NONE = [Interval(numbers.Integral, 1, None), None]
+_POS = [Interval(numbers.Real, 0, None, closed="neither")]
+_NONNEG = [Interval(numbers.Real, 0, None)]
+#: pyDML's numeric arguments, by name, checked before they are translated (the rule of the jaxdml
+#: parameter each one becomes; a learner overrides a name that means something else there in ``_checks``)
+PYDML_CONSTRAINTS = {
+    "num_dims": _INT1_NONE, "n_dims": _INT1_NONE, "n_components": _INT1_NONE,
+    "eta0": _POS, "max_iter": _INT1, "max_it": _INT1, "maxit": _INT1, "max_proj_iter": _INT1,
+    "tol": _NONNEG, "prec": _NONNEG, "err": _NONNEG, "itproj_err": _NONNEG, "eta_thres": _NONNEG,
+    "auto_thresh": _NONNEG, "reg_tol": _NONNEG, "eps": _NONNEG,
+    "learn_inc": [Interval(numbers.Real, 1, None)], "learn_dec": [Interval(numbers.Real, 0, 1, closed="right")],
+    "k": _INT1, "v": _INT1, "n_friends": _INT1, "n_enemies": _INT1, "n_neighbors": _INT1,
+    "soft_comp_interval": _INT1, "constraint_factor": _INT1, "num_constraints": _INT1_NONE,
+    "mu": [Interval(numbers.Real, 0, 1, closed="neither")],  # LMNN's push weight
+    "alpha": _NONNEG, "stepsize": _POS, "reg": _NONNEG, "b": [Interval(numbers.Real, None, None)],
+    "gamma": [*_POS, None], "degree": _INT1, "coef0": [Interval(numbers.Real, None, None)],
+    "geodesic_step": [Interval(numbers.Real, 0, 1)], "low_perc": [Interval(numbers.Real, 0, 100)],
+    "up_perc": [Interval(numbers.Real, 0, 100)], "upper_bound": [*_POS, None], "lower_bound": [*_POS, None],
+    "thres": [Interval(numbers.Real, 0, 1, closed="right"), None],
+    "chain_size": [Interval(numbers.Integral, 2, None)], "neighborhood_size": [Interval(numbers.Integral, 2, None)],
+    "supervised": ["boolean"], "verbose": ["boolean", Interval(numbers.Integral, 0, None)],
+    "centroids_num": [Interval(numbers.Integral, 1, None), list, tuple, np.ndarray],
+}
+
+
+def check_pydml_params(obj) -> None:
+    """Check the constructor arguments of a pyDML learner against :data:`PYDML_CONSTRAINTS` (and the
+    learner's ``_checks``): the error names the argument under pyDML's name, what it got and what is
+    accepted (e.g. ``num_constraints=0`` or ``max_iter=-5`` before they are turned into pairs or sweeps)."""
+    params = {name: getattr(obj, name) for name in inspect.signature(type(obj).__init__).parameters
+              if name not in ("self", "kwargs", "kmeans_kwargs", "knn_args") and hasattr(obj, name)}
+    owner = f"jaxdml.pydml.{type(obj).__name__}"
+    check_params(params, {**PYDML_CONSTRAINTS, **getattr(obj, "_checks", {})}, owner=owner)
+    per_class = params.get("centroids_num")
+    if per_class is not None and not isinstance(per_class, numbers.Integral):
+        if not all(isinstance(c, numbers.Integral) and not isinstance(c, bool) and c >= 1 for c in np.ravel(per_class)):
+            raise ValueError(f"{owner}: centroids_num must be a positive int or a list of them (one per class); got "
+                             f"{per_class!r}.")
+
+
 class DMLAlgorithm(BaseEstimator, TransformerMixin, auto_wrap_output_keys=None):
     """pyDML's ``DML_Algorithm``: ``fit``, ``transform(X=None)`` (None: the training data), ``metric()``
     (``M = L^T L``), ``transformer()`` (``L``) and ``metadata()``, over the jaxdml estimator
@@ -178,6 +220,7 @@ class DMLAlgorithm(BaseEstimator, TransformerMixin, auto_wrap_output_keys=None):
 
     def _make(self, X, y):
         owner = type(self).__name__
+        check_pydml_params(self)
         params = inspect.signature(type(self).__init__).parameters
         for name, why in self._ignored.items():
             if name in params and changed(self, name):

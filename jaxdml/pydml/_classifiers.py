@@ -17,7 +17,7 @@ from sklearn.frozen import FrozenEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from .. import classifiers as _c
-from ._base import note
+from ._base import check_pydml_params, note
 
 __all__ = ["kNN", "NCMC_Classifier", "MultiDML_kNN", "CondensedNearestNeighbors", "ReducedNearestNeighbors"]
 
@@ -53,6 +53,7 @@ class kNN(BaseEstimator):
         -------
         self
         """
+        check_pydml_params(self)
         self.knn_ = _c.KNN(self.n_neighbors, metric_learner=_frozen(self.dml_algorithm)).fit(X, y)
         self.knn_orig_ = _c.KNN(self.n_neighbors).fit(X, y)
         self.X_, self.y_ = np.asarray(X, dtype=np.float64), np.asarray(y)
@@ -149,6 +150,7 @@ class NCMC_Classifier(ClassifierMixin, BaseEstimator):
         -------
         self
         """
+        check_pydml_params(self)
         kw = dict(self.kmeans_kwargs)
         extra = sorted(set(kw) - {"n_init", "random_state"})
         if extra:
@@ -214,6 +216,7 @@ class MultiDML_kNN(BaseEstimator):
 
     def fit(self, X, y):
         """Fit every learner on ``(X, y)`` (in place, timed) and store the embedded training data."""
+        check_pydml_params(self)
         args = dict(self.knn_args)
         if args.get("metric", "minkowski") not in ("minkowski", "euclidean") or args.get("p", 2) != 2:
             note("MultiDML_kNN", "metric", "jaxdml's batched k-NN is Euclidean in each learned space; metric and p "
@@ -247,6 +250,9 @@ class MultiDML_kNN(BaseEstimator):
     def score_all(self, X=None, y=None):
         """Accuracy under each learner (an array); None: leave-one-out on the training set."""
         check_is_fitted(self, "multi_")
+        if X is not None and y is None:
+            raise ValueError("MultiDML_kNN.score_all: y is required with X (the accuracy of predictions needs the true "
+                             "labels); call score_all() without X for the leave-one-out accuracy on the training set.")
         return np.asarray(self.multi_.score_loo_all() if X is None else self.multi_.score_all(X, y))
 
     def dmls_string(self):

@@ -3,11 +3,14 @@
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 from sklearn.utils.validation import check_array
 
 from .. import methods as _m
-from ._base import DMLAlgorithm, note, passed_when_set, store
+from .._validation import Interval
+from ._base import DMLAlgorithm, check_pydml_params, note, passed_when_set, store
 
 __all__ = ["GMML", "ITML", "LSI", "DML_eig"]
 
@@ -151,6 +154,7 @@ class LSI(DMLAlgorithm):
         -------
         self
         """
+        check_pydml_params(self)  # its arguments first, whatever the side information
         if self.supervised:
             return super().fit(X, side)
         if np.ndim(side) == 1 and len(side) == len(X) and not isinstance(side[0], (list, tuple, np.ndarray)):
@@ -195,6 +199,9 @@ class DML_eig(DMLAlgorithm):
     _target = _m.DMLEig
     _ignored = {"mu": "jaxdml.DMLEig's smoothing mu is relative to the data (default 0.1).",
                 "eps": "jaxdml.DMLEig needs no eps."}
+
+    #: DML-eig's mu is its smoothing (jaxdml.DMLEig's mu), not LMNN's push weight
+    _checks = {"mu": [Interval(numbers.Real, 0, None, closed="neither")]}
 
     def __init__(self, mu=1e-4, tol=1e-5, eps=1e-10, max_it=25):
         store(self, locals())

@@ -45,9 +45,32 @@ def _table(columns: dict, n: int):
     return pd.DataFrame(data, index=[f"SPLIT {i + 1}" for i in range(n)] + ["MEAN", "STD"])
 
 
+def _grid(tune_args) -> dict:
+    """``tune_args`` with every entry a non-empty list of values: a single value (``{"num_dims": 2}``,
+    a string) is a list of one; a dict, an empty list or something else is a clear error."""
+    if tune_args is None:
+        return {}
+    if not isinstance(tune_args, dict):
+        raise TypeError(f"tune_args must be a dict of parameter -> list of values; got {type(tune_args).__name__}.")
+    out = {}
+    for key, values in tune_args.items():
+        if not isinstance(key, str):
+            raise TypeError(f"tune_args: parameter names must be strings; got {key!r}.")
+        if isinstance(values, dict):
+            raise TypeError(f"tune_args[{key!r}] must be a list of values; got a dict.")
+        if isinstance(values, (str, bytes)) or np.ndim(values) == 0:
+            values = [values]
+        values = list(values)
+        if not values:
+            raise ValueError(f"tune_args[{key!r}] is empty: give at least one value.")
+        out[key] = values
+    return out
+
+
 def _cases(tune_args):
     """pyDML's grid: the product of ``tune_args`` in the order of its keys, as a list of dicts."""
-    keys = list(tune_args or {})
+    tune_args = _grid(tune_args)
+    keys = list(tune_args)
     return [dict(zip(keys, values)) for values in product(*(tune_args[k] for k in keys))]
 
 
@@ -176,12 +199,12 @@ def tune(dml, X, y, dml_params, tune_args, metrics, n_folds=5, n_reps=1, verbose
         ``str(point)``, as :func:`metadata_cross_validate`).
     """
     cases = _cases(tune_args)
-    res = _tune(dml, X, y, dml_params, tune_args, list(metrics), n_folds, n_reps, seed, verbose, refit=False,
+    res = _tune(dml, X, y, dml_params, _grid(tune_args), list(metrics), n_folds, n_reps, seed, verbose, refit=False,
                 **knn_args)
     names = [metric_name(m) for m in metrics]
     n_splits = n_folds * n_reps
     # jaxdml's grid lists the points in scikit-learn's ParameterGrid order: find each pyDML case there
-    points = list(ParameterGrid({k: list(v) for k, v in tune_args.items()})) if tune_args else [{}]
+    points = list(ParameterGrid(_grid(tune_args))) if tune_args else [{}]
     order = [points.index(case) for case in cases]
     values = np.array([[res.results[n][i] for n in names] for i in order]).reshape(len(cases), len(names))
     point = np.asarray(res.detailed["point"])
