@@ -221,3 +221,32 @@ def test_padded_rows_reach_neither_value_nor_gradient(name, junk):
     g_dirty = np.asarray(g_dirty)
     assert np.all(np.isfinite(g_dirty)) and np.all(g_dirty[~mask] == 0)
     np.testing.assert_allclose(g_dirty[mask], np.asarray(g_clean)[mask], rtol=1e-5, atol=1e-7)
+
+
+# --------------------------------------------------------------------------- hyper-parameters and L
+@pytest.mark.parametrize("call,error,match", [
+    (lambda Z, y: deep.triplet_margin(Z, y, margin=-0.1), ValueError, "margin must be >= 0"),
+    (lambda Z, y: deep.lifted_structure(Z, y, margin=-1.0), ValueError, "margin must be >= 0"),
+    (lambda Z, y: deep.margin_loss(Z, y, nu=-1.0), ValueError, "nu must be >= 0"),
+    (lambda Z, y: deep.margin_loss(Z, y, beta=np.array([1.0, np.nan, 1.0])), ValueError, "beta must be finite"),
+    (lambda Z, y: deep.lmnn(Z, y, margin=0.0), ValueError, "margin must be > 0"),
+    (lambda Z, y: deep.npair(Z, y, l2_reg=np.array([1.0, 2.0])), TypeError, "l2_reg must be a single real number"),
+    (lambda Z, y: deep.ntxent(Z, y, temperature=[0.1]), TypeError, "temperature must be a single real number"),
+    (lambda Z, y: deep.arcface(Z, y, jnp.eye(3, 4), margin=-0.5), ValueError, "margin must be >= 0"),
+    (lambda Z, y: deep.sphereface(Z, y, jnp.eye(3, 4), margin=0.5), ValueError, "margin must be >= 1"),
+    (lambda Z, y: deep.semi_hard(Z, y, margin=-1.0), ValueError, "margin must be >= 0"),
+    (lambda Z, y: deep.contrastive(Z, y, L=np.full((2, 4), np.nan)), ValueError, "L contains NaN"),
+    (lambda Z, y: deep.batch_hard(Z, y, L=np.array([["a"] * 4])), TypeError, "L must be a real matrix"),
+])
+def test_hyper_parameters_and_L_are_checked(call, error, match):
+    Z, y = _batch()
+    with pytest.raises(error, match=match):
+        call(jnp.asarray(Z), y)
+
+
+def test_per_class_beta_and_traced_values_still_work():
+    Z, y = _batch()
+    v = deep.margin_loss(jnp.asarray(Z), y, beta=jnp.array([1.0, 1.2, 0.8]))
+    assert np.isfinite(float(v))
+    g = jax.grad(lambda m: deep.triplet_margin(jnp.asarray(Z), y, margin=m))(0.3)  # traced: not checked
+    assert np.isfinite(float(g))

@@ -282,7 +282,7 @@ def test_parameters_map_to_jaxdmls_nearest_settings(small, monkeypatch):
         NCA(learning_rate="optimal").fit(X, y)
     with pytest.raises(ValueError, match="solver must be 'SDP' or 'SGD'"):
         dml.LMNN(solver="Newton").fit(X, y)
-    with pytest.raises(ValueError, match="num_dims must be an int"):
+    with pytest.raises(ValueError, match="'num_dims' parameter of jaxdml.pydml.PCA must be a finite int"):
         dml.PCA(num_dims=1.5).fit(X)
 
 
@@ -383,7 +383,7 @@ def test_gradient_learners_map_parameters_and_metadata(small, monkeypatch):
     assert isinstance(est, jaxdml.CMOML) and (est.n_components, est.chain_size, est.neighborhood_size) == (2, 4, 10)
     assert dml.CMOML()._metadata(_fitted_stub([3.0, 1.0], 1.0, 9)) == {"initial_objective": 3.0,
                                                                         "final_objective": 1.0}
-    with pytest.raises(ValueError, match="CMOML: n_dims must be an int >= 1"):
+    with pytest.raises(ValueError, match="'n_dims' parameter of jaxdml.pydml.CMOML must be a finite int"):
         dml.CMOML(n_dims=0)._make(X, y)
 
 

@@ -60,14 +60,19 @@ def is_similarity(distance: str) -> bool:
     return check_distance(distance) in SIMILARITIES
 
 
-def check_real(name: str, value, *, low=None, strict=True, high=None):
-    """Check a hyper-parameter given as a Python or NumPy number (traced or array values pass unchecked:
-    a trainable per-class parameter, a value inside ``jax.jit``)."""
+def check_real(name: str, value, *, low=None, strict=True, high=None, per_class=False):
+    """Check a hyper-parameter given as a Python or NumPy number, or a 0-d array (a traced value, inside
+    ``jax.jit`` or ``grad``, passes unchecked). An array of values is an error, except for a per-class
+    parameter (``per_class``: margin_loss's ``beta``), whose values are checked against the same range."""
     if isinstance(value, jax.core.Tracer):
         return value
+    if isinstance(value, (jax.Array, np.ndarray, list, tuple)) and np.ndim(value) > 0:
+        if not per_class:
+            raise TypeError(f"{name} must be a single real number; got an array of shape {np.shape(value)}.")
+        for v in np.ravel(np.asarray(value)):
+            check_real(name, v, low=low, strict=strict, high=high)
+        return value
     if isinstance(value, (jax.Array, np.ndarray)):
-        if value.ndim > 0:
-            return value
         value = value.item()
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number; got {type(value).__name__} {value!r}.")
@@ -214,9 +219,15 @@ def apply_map(Z, L):
     """``Z L^T`` (the rows under a learned linear map), or ``Z`` when ``L`` is None."""
     if L is None:
         return Z
+    if _concrete(L) and not isinstance(L, jax.Array):
+        L = _host("L", L)
+        if L.dtype.kind not in "biuf":
+            raise TypeError(f"L must be a real matrix; got dtype {L.dtype}.")
     L = jnp.asarray(L)
-    if L.ndim != 2 or L.shape[1] != Z.shape[1]:
+    if L.ndim != 2 or L.shape[1] != Z.shape[1] or L.shape[0] < 1:
         raise ValueError(f"L must have shape (n_components, {Z.shape[1]}) to map the embeddings; got shape {L.shape}.")
+    if _concrete(L) and not bool(jnp.all(jnp.isfinite(L))):
+        raise ValueError("L contains NaN or infinite values (a diverged map?).")
     return Z @ L.T
 
 

@@ -102,7 +102,7 @@ def lmnn(embeddings, labels, *, n_neighbors=3, targets=None, target_mask=None, m
     """
     check_reduction(reduction)
     check_real("mu", mu, low=0.0, strict=False, high=1.0)
-    check_real("margin", margin)
+    check_real("margin", margin, low=0.0)
     kind = check_distance(distance)
     Z, y, valid = check_batch(embeddings, labels, mask)
     Z = apply_map(Z, L)

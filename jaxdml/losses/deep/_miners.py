@@ -100,7 +100,7 @@ def batch_all(embeddings, labels, *, margin=None, size=None, distance="euclidean
     D, _, pos, neg, _ = _batch(embeddings, labels, distance, L, mask)
     keep = pos[:, :, None] & neg[:, None, :]
     if margin is not None:
-        check_real("margin", margin)
+        check_real("margin", margin, low=0.0, strict=False)
         keep = keep & (D[:, None, :] < D[:, :, None] + margin)
     n = D.shape[0]
     if size is None:
@@ -146,7 +146,7 @@ def semi_hard(embeddings, labels, *, margin=0.2, distance="euclidean", L=None, m
     F. Schroff, D. Kalenichenko, J. Philbin. FaceNet: A Unified Embedding for Face Recognition and
     Clustering. CVPR 2015.
     """
-    check_real("margin", margin)
+    check_real("margin", margin, low=0.0, strict=False)
     D, _, pos, neg, _ = _batch(embeddings, labels, distance, L, mask)
     n = D.shape[0]
     # each anchor's negatives sorted by distance (stable: equal distances in row order), then for each
@@ -192,7 +192,7 @@ def multi_similarity_pairs(embeddings, labels, *, epsilon=0.1, distance="cosine"
     X. Wang, X. Han, W. Huang, D. Dong, M. R. Scott. Multi-Similarity Loss with General Pair Weighting
     for Deep Metric Learning. CVPR 2019 (Section 4.2, Eqs. 12-13).
     """
-    check_real("epsilon", epsilon)
+    check_real("epsilon", epsilon, low=0.0, strict=False)
     D, _, pos, neg, _ = _batch(embeddings, labels, distance, L, mask)
     S = -D
     hardest_pos = jnp.min(jnp.where(pos, S, jnp.inf), axis=1, keepdims=True)

@@ -114,10 +114,10 @@ def margin_loss(embeddings, labels=None, *, beta=None, margin=0.2, nu=0.0, dista
     ICCV 2017.
     """
     check_reduction(reduction)
-    check_real("margin", margin)
-    check_real("nu", nu)
+    check_real("margin", margin, low=0.0, strict=False)
+    check_real("nu", nu, low=0.0, strict=False)
     b = pair_batch(embeddings, labels, pairs=pairs, miner=miner, distance=distance, L=L, mask=mask)
-    beta = (0.5 if b.kind in SIMILARITIES else 1.2) if beta is None else check_real("beta", beta)
+    beta = (0.5 if b.kind in SIMILARITIES else 1.2) if beta is None else check_real("beta", beta, per_class=True)
     beta = jnp.asarray(beta, b.V.dtype)
     if beta.ndim == 1:
         if b.y is None:
@@ -162,7 +162,7 @@ def lifted_structure(embeddings, labels=None, *, margin=1.0, distance="euclidean
     Embedding. CVPR 2016.
     """
     check_reduction(reduction)
-    check_real("margin", margin)
+    check_real("margin", margin, low=0.0, strict=False)
     b = pair_batch(embeddings, labels, pairs=pairs, miner=miner, distance=distance, L=L, mask=mask)
     D = dissimilarity(b.V, b.kind)
     lse, ok = masked_logsumexp(-D, b.w_neg, axis=1)  # log sum_k exp(-D_ik) over the negatives of i
@@ -249,7 +249,7 @@ def circle(embeddings, labels=None, *, margin=0.4, gamma=80.0, distance="cosine"
     of Pair Similarity Optimization. CVPR 2020.
     """
     check_reduction(reduction)
-    check_real("margin", margin)
+    check_real("margin", margin, low=0.0, strict=False)
     check_real("gamma", gamma, low=0.0)
     if distance not in SIMILARITIES:
         raise ValueError("circle loss is defined on similarities: distance must be 'cosine' or 'dot'; "

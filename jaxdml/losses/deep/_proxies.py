@@ -120,7 +120,7 @@ def proxy_anchor(embeddings, labels, proxies, *, alpha=32.0, margin=0.1, distanc
     """
     check_reduction(reduction)
     check_real("alpha", alpha, low=0.0)
-    check_real("margin", margin)
+    check_real("margin", margin, low=0.0, strict=False)
     Z, P, y, valid, kind = _proxy_batch(embeddings, labels, proxies, distance, L, mask)
     V = dense(Z, P, kind)  # (B, n_classes)
     sign = sign_of(kind)

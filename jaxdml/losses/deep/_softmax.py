@@ -76,8 +76,11 @@ def angular_margin(embeddings, labels, weights, *, scale=64.0, m1=1.0, m2=0.0, m
     check_reduction(reduction)
     if scale is not None:
         check_real("scale", scale, low=0.0)
-    for name, m in (("m1", m1), ("m2", m2), ("m3", m3)):
-        check_real(name, m)
+    # the combined margin's parts: a multiplicative angle m1 >= 1 (SphereFace), an additive angle m2 >= 0
+    # (ArcFace) and a cosine margin m3 >= 0 (CosFace)
+    check_real("m1", m1, low=1.0, strict=False)
+    check_real("m2", m2, low=0.0, strict=False)
+    check_real("m3", m3, low=0.0, strict=False)
     Z, y, valid = check_batch(embeddings, labels, mask, encode_labels=False)  # labels index the weights
     W = check_param_matrix(weights, Z.shape[1], "weights")
     check_labels_in_range(y, W.shape[0], "class weights")
@@ -101,6 +104,7 @@ def arcface(embeddings, labels, weights, *, scale=64.0, margin=0.5, L=None, mask
     J. Deng, J. Guo, N. Xue, S. Zafeiriou. ArcFace: Additive Angular Margin Loss for Deep Face
     Recognition. CVPR 2019.
     """
+    check_real("margin", margin, low=0.0, strict=False)
     return angular_margin(embeddings, labels, weights, scale=scale, m2=margin, L=L, mask=mask, reduction=reduction)
 
 
@@ -114,6 +118,7 @@ def cosface(embeddings, labels, weights, *, scale=64.0, margin=0.35, L=None, mas
     H. Wang, Y. Wang, Z. Zhou, X. Ji, D. Gong, J. Zhou, Z. Li, W. Liu. CosFace: Large Margin Cosine
     Loss for Deep Face Recognition. CVPR 2018.
     """
+    check_real("margin", margin, low=0.0, strict=False)
     return angular_margin(embeddings, labels, weights, scale=scale, m3=margin, L=L, mask=mask, reduction=reduction)
 
 
@@ -130,4 +135,5 @@ def sphereface(embeddings, labels, weights, *, margin=4, scale=None, L=None, mas
     W. Liu, Y. Wen, Z. Yu, M. Li, B. Raj, L. Song. SphereFace: Deep Hypersphere Embedding for Face
     Recognition. CVPR 2017.
     """
+    check_real("margin", margin, low=1.0, strict=False)
     return angular_margin(embeddings, labels, weights, scale=scale, m1=margin, L=L, mask=mask, reduction=reduction)

@@ -61,7 +61,7 @@ def triplet_margin(embeddings, labels=None, *, margin=0.2, soft=False, distance=
     arXiv:1703.07737, 2017.
     """
     check_reduction(reduction)
-    check_real("margin", margin)
+    check_real("margin", margin, low=0.0, strict=False)
     kind = check_distance(distance)
     if triplets is not None and miner is not None:
         raise ValueError("give either triplets or a miner, not both.")
