@@ -2,6 +2,7 @@
 the chain count against brute force, loss properties, kernel = linear, errors."""
 
 import functools
+import warnings
 import itertools
 from math import comb
 
@@ -224,3 +225,36 @@ def test_knn_ordinal_predicts_the_median_grade(rng, x64):
     # under a metric that reads the grade feature, 5-NN recovers the training grades better
     learned = jaxdml.KNeighborsOrdinal(5, metric_learner=jaxdml.LODML()).fit(X, y)
     assert learned.score(X, y) > jaxdml.KNeighborsOrdinal(5).fit(X, y).score(X, y)
+
+
+def _rare_class_with_duplicates(n, seed):
+    """Min-max scaled rows of a two-class set with 2 % positives, half its rows one duplicated point,
+    a constant feature and three outliers: valid data a default fit must handle."""
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(n, 6, n_informative=5, n_redundant=0, weights=[0.98], random_state=seed)
+    X[: n // 2] = X[n // 2 - 1]
+    X = np.round(X, 1)
+    X[:, 0] = 3.0
+    X[np.random.default_rng(seed).integers(0, n, 3)] *= 1e3
+    return (X - X.min(0)) / np.where(np.ptp(X, 0) > 0, np.ptp(X, 0), 1), y
+
+
+def test_kcmoml_default_fits_near_duplicate_neighbourhoods():
+    # an anchor whose neighbours are duplicates has a neighbourhood scale of round-off in the kernel
+    # basis; its gradient overflowed through 1 / scale^2 ("not finite at the initial point")
+    X, y = _rare_class_with_duplicates(800, 1)
+    m = jaxdml.fit(X, y, loss="kcmoml", random_state=0)
+    assert m.converged and np.all(np.isfinite(m.transform(X)))
+
+
+@pytest.mark.slow
+def test_every_method_that_learns_from_labels_fits_a_rare_class_with_duplicates():
+    X, y = _rare_class_with_duplicates(600, 5)
+    names = [n for n, r in jaxdml.methods().items() if (r.labels or r.supervised) and n != "euclidean"]
+    assert len(names) >= 30
+    for name in names:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            m = jaxdml.fit(X, y, loss=name, random_state=0)
+        assert np.all(np.isfinite(m.transform(X))), name

@@ -168,6 +168,11 @@ def cmoml(L, problem: OrdinalProblem, *, chain_size: int = 3, temperature=0.1, b
         D, gap = _neighbour_sq_dists(Z, problem, rows)
         mask = problem.neighbour_mask[rows]
         scale = jnp.sum(D * mask, axis=1, keepdims=True) / jnp.maximum(jnp.sum(mask, axis=1, keepdims=True), 1.0)
+        # an anchor whose neighbours are (near-)duplicates has a scale of round-off (1e-15 in a kernel basis):
+        # floored at 1e-6 of the block's mean scale, its comparisons are even (sigmoid 1/2) and its gradient
+        # stays finite instead of overflowing through 1 / scale^2
+        ref = jnp.sum(D * mask) / jnp.maximum(jnp.sum(mask), 1.0)
+        scale = jnp.maximum(scale, 1e-6 * ref)
         Dn = D / jnp.where(scale > 0, scale, 1.0)  # padding rows: no neighbours, scale 0
         m = D.shape[1]
         S = jax.nn.sigmoid((Dn[:, :, None] - Dn[:, None, :]) / temperature) * (1.0 - jnp.eye(m, dtype=D.dtype))
