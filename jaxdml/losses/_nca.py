@@ -8,7 +8,7 @@ from .. import linalg
 from ._common import masked_softmax_parts, n_anchors, n_valid, other_real_columns, pair_columns, row_block
 
 
-def nca(L, problem, *, reg=0.0, anchors=None, candidates=None, block_elements: int | None = None):
+def nca(L, problem, *, reg=0.0, logdet=0.0, anchors=None, candidates=None, block_elements: int | None = None):
     r"""Negative expected leave-one-out accuracy of the stochastic nearest-neighbour rule.
 
     .. math::
@@ -34,6 +34,13 @@ def nca(L, problem, *, reg=0.0, anchors=None, candidates=None, block_elements: i
         0: the paper's objective. The k-NN rule does not see the scale of ``L`` but the
         objective does: unpenalised, it grows ``L`` until each training point's softmax
         neighbourhood holds one or two points, which overfits small, noisy data.
+    logdet : float, default=0.0
+        Weight :math:`\mu` of a log-determinant term :math:`-\mu \log\det(\tilde L \tilde L^T)` on the
+        map in range units (:math:`\tilde L = L\,\mathrm{diag}(r)`). With ``logdet = reg`` the two
+        terms are :math:`\lambda\,(\operatorname{tr} \tilde M - \log\det \tilde M)`, the LogDet
+        divergence to the Euclidean metric of the range-scaled data (up to a constant, at full
+        dimension): a direction the NCA term does not use stays at unit length instead of being
+        shrunk to zero, so the penalty never collapses the metric's rank.
     anchors : int array, optional
         Evaluate the objective only for these rows (a minibatch), each still exactly against every
         sample; the mean is then over the valid anchors. Default: all rows.
@@ -79,12 +86,27 @@ def nca(L, problem, *, reg=0.0, anchors=None, candidates=None, block_elements: i
 
     m = n_anchors(problem, anchors)
     total = linalg.sum_over_blocks(block, m, row_block(problem, ncols, block_elements, anchors), rows=anchors)
-    return -total / n_valid(problem, anchors) + reg * range_penalty(L, problem)
+    return -total / n_valid(problem, anchors) + reg * range_penalty(L, problem) - logdet * range_logdet(L, problem)
+
+
+def _ranges(problem):
+    """``r_f``: the range of each feature over the real samples."""
+    real = problem.sample_mask[:, None] > 0
+    hi = jnp.max(jnp.where(real, problem.X, -jnp.inf), axis=0)
+    lo = jnp.min(jnp.where(real, problem.X, jnp.inf), axis=0)
+    return hi - lo
 
 
 def range_penalty(L, problem):
     """``sum_f r_f^2 ||L[:, f]||^2`` with ``r_f`` the range of feature ``f`` over the real samples."""
-    real = problem.sample_mask[:, None] > 0
-    hi = jnp.max(jnp.where(real, problem.X, -jnp.inf), axis=0)
-    lo = jnp.min(jnp.where(real, problem.X, jnp.inf), axis=0)
-    return jnp.sum(L * L * ((hi - lo) ** 2)[None, :])
+    return jnp.sum(L * L * (_ranges(problem) ** 2)[None, :])
+
+
+def range_logdet(L, problem):
+    """``log det(L~ L~^T)`` of the map in range units, ``L~ = L diag(r)`` (a ridge of 1e-8 of the mean
+    eigenvalue keeps it finite for a map of lower rank, e.g. an LDA start with zero rows)."""
+    Lr = L * _ranges(problem)[None, :]
+    G = Lr @ Lr.T
+    k = G.shape[0]
+    eps = 1e-8 * jnp.trace(G) / k + jnp.finfo(G.dtype).tiny
+    return jnp.linalg.slogdet(G + eps * jnp.eye(k, dtype=G.dtype))[1]

@@ -34,8 +34,9 @@ _NCA = gradient_method(
     LossSpec(nca, "L", optimizer="lbfgs", max_iter=100, batch_size=256, large_n=NCA_LARGE_N,
              large=dict(optimizer="adam", learning_rate=2e-2, max_iter=1000, hyper=dict(reg=0.0)),
              candidates_above=NCA_LARGE_N, n_candidates=1024, auto_hyper=dict(reg=NCA_REG)),
-    defaults=dict(reg="auto"),
-    constraints={**BLOCK_ELEMENTS, "reg": [Options({"auto"}), Interval(numbers.Real, 0, None)]},
+    defaults=dict(reg="auto", logdet=0.0),
+    constraints={**BLOCK_ELEMENTS, "reg": [Options({"auto"}), Interval(numbers.Real, 0, None)],
+                 "logdet": [Interval(numbers.Real, 0, None)]},
     estimator="NCA",
 )
 
