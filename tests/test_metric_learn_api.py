@@ -353,3 +353,26 @@ def test_scml_warns_when_bases_are_fewer_than_classes(iris):
         warnings.simplefilter("always")
         jaxdml.SCML_Supervised(n_basis=3, random_state=0, max_iter=50).fit(X, y)
     assert not [w for w in caught if "number of classes" in str(w.message)]
+
+
+# --------------------------------------------------------------------------- NCA's default keeps the rank
+@pytest.mark.parametrize("scaled", [False, True])
+@pytest.mark.parametrize("load", [load_iris, "wine"])
+def test_nca_default_keeps_the_rank_that_the_unpenalised_objective_keeps(load, scaled):
+    from sklearn.datasets import load_wine
+
+    X, y = (load_wine if load == "wine" else load)(return_X_y=True)
+    if scaled:
+        X = (X - X.min(0)) / np.ptp(X, 0)
+
+    r = np.ptp(X, axis=0)
+
+    def rank(M):  # in range units (the penalty's): raw wine's proline spans 1400, its unit length is 1/1400^2
+        w = np.linalg.eigvalsh(r[:, None] * M * r[None, :])
+        return int(np.sum(w > 1e-6 * w.max()))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        default = jaxdml.NCA().fit(X, y).metric_
+        plain = jaxdml.NCA(reg=0).fit(X, y).metric_
+    assert rank(default) == X.shape[1] and rank(default) >= rank(plain)

@@ -117,9 +117,12 @@ def resolve_auto_hyper(spec: LossSpec, hyper: dict, n: int, optimizer) -> None:
     large-data one (``spec.large["hyper"]``: above ``large_n`` samples, the method's own optimizer)
     or the default one (``spec.auto_hyper``)."""
     big = optimizer is None and _above_large_n(spec, n)
-    for key, value in spec.auto_hyper.items():
+    for key, value in spec.auto_hyper.items():  # in order: a callable value reads the ones resolved before it
         if isinstance(hyper.get(key), str) and hyper[key] == "auto":
-            hyper[key] = spec.large["hyper"].get(key, value) if big and "hyper" in spec.large else value
+            if big and "hyper" in spec.large and key in spec.large["hyper"]:
+                hyper[key] = spec.large["hyper"][key]
+            else:
+                hyper[key] = value(hyper) if callable(value) else value
 
 
 def _above_large_n(spec: LossSpec, n: int) -> bool:
