@@ -98,11 +98,11 @@ def test_deep_cosine_at_extreme_scales():
 
 # --------------------------------------------------------------------------- labels, masks, tuples
 LABEL_LOSSES = {
-    "contrastive": lambda Z, y, **kw: deep.contrastive(Z, y, **kw),
-    "triplet": lambda Z, y, **kw: deep.triplet_margin(Z, y, **kw),
-    "supcon": lambda Z, y, **kw: deep.supervised_contrastive(Z, y, **kw),
-    "multi_similarity": lambda Z, y, **kw: deep.multi_similarity(Z, y, **kw),
-    "nca": lambda Z, y, **kw: deep.nca(Z, y, **kw),
+    "contrastive": deep.contrastive,
+    "triplet": deep.triplet_margin,
+    "supcon": deep.supervised_contrastive,
+    "multi_similarity": deep.multi_similarity,
+    "nca": deep.nca,
     "batch_hard": lambda Z, y, **kw: deep.triplet_margin(Z, y, triplets=deep.batch_hard(Z, y, **kw), **kw),
 }
 
@@ -185,12 +185,12 @@ def test_hand_built_triplets_and_lmnn_targets_are_range_checked():
 
 # --------------------------------------------------------------------------- NaN rows, padded rows
 ALL_LOSSES = {
-    **{k: v for k, v in LABEL_LOSSES.items()},
-    "lifted": lambda Z, y, **kw: deep.lifted_structure(Z, y, **kw),
-    "margin": lambda Z, y, **kw: deep.margin_loss(Z, y, **kw),
-    "ntxent": lambda Z, y, **kw: deep.ntxent(Z, y, **kw),
-    "npair": lambda Z, y, **kw: deep.npair(Z, y, **kw),
-    "circle": lambda Z, y, **kw: deep.circle(Z, y, **kw),
+    **LABEL_LOSSES,
+    "lifted": deep.lifted_structure,
+    "margin": deep.margin_loss,
+    "ntxent": deep.ntxent,
+    "npair": deep.npair,
+    "circle": deep.circle,
     "lmnn": lambda Z, y, **kw: deep.lmnn(Z, y, n_neighbors=2, **kw),
     "proxy_nca": lambda Z, y, **kw: deep.proxy_nca(Z, y, jnp.eye(3, 4), **kw),
     "proxy_anchor": lambda Z, y, **kw: deep.proxy_anchor(Z, y, jnp.eye(3, 4), **kw),
