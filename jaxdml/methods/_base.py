@@ -12,6 +12,7 @@ from sklearn.utils import ClassifierTags
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import Interval, Options, check_class_labels, check_params, check_scale, labelled
+from .._warnings import warn as _warn
 from ..solvers._result import KernelFittedMetric
 from ._engine import check_hyper, check_settings, run, split_settings
 from ._record import KERNEL_CONSTRAINTS, SETTINGS, Method
@@ -47,9 +48,10 @@ class BaseMetricLearner(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
     has a ``preprocessor``.
 
     Preprocessor (metric-learn's): a learner with a ``preprocessor`` parameter (an array of rows, or a
-    callable from a 1-D index array to those rows) reads a 1-D integer ``X`` in ``fit`` and
-    ``transform`` as indices of samples, ``preprocessor[X]`` (or ``preprocessor(X)``); 2-D ``X`` is
-    points, used as given (:meth:`_points`).
+    callable from a 1-D array of identifiers to those rows) reads a 1-D ``X`` in ``fit`` and
+    ``transform`` as sample identifiers, ``preprocessor[X]`` (integer indices) or ``preprocessor(X)``
+    (whatever the callable maps: indices, file names, keys); 2-D ``X`` is points, used as given
+    (:meth:`_points`).
 
     Weak supervision: a subclass that lists tuple arities in ``_tuple_arities`` (2: pairs, 3:
     triplets, 4: quadruplets) also fits on tuples, ``fit(tuples, y)``, decided by
@@ -143,7 +145,7 @@ class BaseMetricLearner(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         return run(self._get_record(), X, y, settings=settings, hyper=hyper, checked=True, **core)
 
     def _points(self, X, owner):
-        """``X`` itself, or the preprocessor's rows when ``X`` is a 1-D array of sample indices
+        """``X`` itself, or the preprocessor's rows when ``X`` is a 1-D array of sample identifiers
         (metric-learn's preprocessor on learners that fit on points)."""
         preprocessor = getattr(self, "preprocessor", None)
         if reads_indices(X, preprocessor):
@@ -270,10 +272,8 @@ class BaseMetricLearner(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
     def score_pairs(self, pairs) -> np.ndarray:
         """Learned distances of pairs: metric-learn's deprecated name for :meth:`pair_distance`
         (a ``FutureWarning`` says so; the values are :meth:`pair_distance`'s, as in metric-learn)."""
-        import warnings
-
-        warnings.warn("score_pairs is metric-learn's deprecated name: use pair_distance for the distance of a pair "
-                      "and pair_score for its similarity (-distance).", FutureWarning, stacklevel=2)
+        _warn("score_pairs is metric-learn's deprecated name: use pair_distance for the distance of a pair and "
+              "pair_score for its similarity (-distance).", FutureWarning)
         return self.pair_distance(pairs)
 
     def get_metric(self):

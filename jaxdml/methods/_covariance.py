@@ -56,8 +56,9 @@ class Covariance(BaseMetricLearner):
     reg : float, default=1e-10
         Relative eigenvalue below which a direction of the covariance counts as without variance.
     preprocessor : array-like or callable, default=None
-        metric-learn's preprocessor: with it, a 1-D integer ``X`` in ``fit`` and ``transform`` holds
-        sample indices, read as ``preprocessor[X]`` (an array) or ``preprocessor(X)`` (a callable).
+        metric-learn's preprocessor: with it, a 1-D ``X`` in ``fit`` and ``transform`` holds sample
+        identifiers, read as ``preprocessor[X]`` (an array: integer indices) or ``preprocessor(X)`` (a
+        callable: any identifiers it maps to rows, e.g. file names).
 
     Attributes
     ----------

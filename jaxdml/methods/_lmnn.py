@@ -129,8 +129,9 @@ class LMNN(GradientMetricLearner):
         Adam steps on the full objective; above 4096 samples 1000 steps of 256 anchors (with 1024
         sampled impostor candidates per step above 8192 samples).
     preprocessor : array-like or callable, default=None
-        metric-learn's preprocessor: with it, a 1-D integer ``X`` in ``fit`` and ``transform`` holds
-        sample indices, read as ``preprocessor[X]`` (an array) or ``preprocessor(X)`` (a callable).
+        metric-learn's preprocessor: with it, a 1-D ``X`` in ``fit`` and ``transform`` holds sample
+        identifiers, read as ``preprocessor[X]`` (an array: integer indices) or ``preprocessor(X)`` (a
+        callable: any identifiers it maps to rows, e.g. file names).
     regularization : float, default=None
         metric-learn's name for the weight of the *pull* term, in (0, 1): ``mu = 1 - regularization``
         (metric-learn's default 0.5 is ``mu=0.5``). Give it or ``mu``, not both.
