@@ -41,6 +41,7 @@ from ._infonce import infonce, npair, ntxent, supervised_contrastive
 from ._miners import batch_all, batch_hard, multi_similarity_pairs, pair_margin, semi_hard
 from ._pairs import circle, contrastive, lifted_structure, margin_loss, multi_similarity
 from ._proxies import proxy_anchor, proxy_nca
+from ._samplers import PKSampler
 from ._softmax import angular_margin, arcface, cosface, sphereface
 from ._triplets import triplet_margin
 from ._tuples import Pairs, Triplets, all_pairs, all_triplets
@@ -55,4 +56,6 @@ __all__ = [
     "all_pairs", "all_triplets",
     # distances
     "pairwise", "DISTANCES",
+    # batch sampling
+    "PKSampler",
 ]
