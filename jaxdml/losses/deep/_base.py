@@ -35,7 +35,7 @@ from ... import linalg
 
 DISTANCES = ("euclidean", "sq_euclidean", "cosine", "dot")
 SIMILARITIES = frozenset({"cosine", "dot"})
-REDUCTIONS = ("mean", "sum", "none")
+REDUCTIONS = ("mean", "sum", "none", "avg_non_zero")
 
 
 # ----------------------------------------------------------------------------------- input checks
@@ -51,7 +51,11 @@ def check_distance(distance) -> str:
     return check_choice("distance", distance, DISTANCES)
 
 
-def check_reduction(reduction) -> str:
+def check_reduction(reduction):
+    """A reduction's name, or a reducer: a callable ``(values, weights) -> scalar`` over a loss's terms
+    (:mod:`jaxdml.losses.deep._reducers`)."""
+    if callable(reduction):
+        return reduction
     return check_choice("reduction", reduction, REDUCTIONS)
 
 
@@ -338,13 +342,19 @@ def label_pairs(y, valid):
 
 # ----------------------------------------------------------------------------- reductions, softmax
 
-def reduce(values, weights, reduction: str):
+def reduce(values, weights, reduction):
     """Reduce per-term ``values`` with term weights ``w`` (a count; 0 = no term).
 
     ``mean`` is ``sum(w v) / sum(w)``, and 0 when there is no term (a batch without a positive pair,
     say): a defined value, never NaN. ``sum`` is ``sum(w v)``; ``none`` returns the weighted terms
-    ``w v`` (0 where there is no term), so that ``sum`` is their sum.
+    ``w v`` (0 where there is no term), so that ``sum`` is their sum. ``avg_non_zero`` is the mean over
+    the terms whose value is positive (the terms a hinge has not cleared; 0 when there is none). A
+    callable is a reducer, called as ``reduction(values, weights)``.
     """
+    if callable(reduction):
+        return reduction(values, weights)
+    if reduction == "avg_non_zero":  # only the positive terms, in the sum and in the count (NaN stays NaN)
+        weights = jnp.where((values > 0) | jnp.isnan(values), weights, 0.0)
     v = jnp.where(weights > 0, values * weights, 0.0)
     if reduction == "none":
         return v
