@@ -158,9 +158,14 @@ def test_score_pairs_is_pair_distance_with_a_deprecation_warning(iris):
     X, y = iris
     est = jaxdml.NCA(max_iter=10).fit(X, y)
     pairs = np.stack([X[:10], X[10:20]], axis=1)
-    with pytest.warns(FutureWarning, match="pair_distance"):
+    with pytest.warns(FutureWarning, match="score_pairs will be deprecated") as caught:
         got = est.score_pairs(pairs)
     np.testing.assert_array_equal(got, est.pair_distance(pairs))
+    assert caught[0].filename == __file__  # attributed to the caller
+    d = est.get_metric()
+    assert d(X[:1], X[1:2]) == pytest.approx(est.pair_distance(np.stack([X[:1], X[1:2]], 1))[0])
+    with pytest.raises(ValueError, match="two 1-D points"):
+        d(X[:2], X[2:4])
 
 
 # --------------------------------------------------------------------------- tuple classifiers

@@ -272,8 +272,9 @@ class BaseMetricLearner(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
     def score_pairs(self, pairs) -> np.ndarray:
         """Learned distances of pairs: metric-learn's deprecated name for :meth:`pair_distance`
         (a ``FutureWarning`` says so; the values are :meth:`pair_distance`'s, as in metric-learn)."""
-        _warn("score_pairs is metric-learn's deprecated name: use pair_distance for the distance of a pair and "
-              "pair_score for its similarity (-distance).", FutureWarning)
+        # metric-learn's own wording of this warning (code written against it may look for it)
+        _warn("score_pairs will be deprecated in release 0.7.0. Use pair_score to compute similarity scores, or "
+              "pair_distances to compute distances.", FutureWarning)
         return self.pair_distance(pairs)
 
     def get_metric(self):
@@ -291,6 +292,8 @@ class BaseMetricLearner(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
             except (TypeError, ValueError):
                 raise ValueError("the metric takes two numeric 1-D points; u or v holds values that are not "
                                  "numbers.") from None
+            # a single point given as a (1, d) row is that point (as metric-learn's validate_vector squeezes it)
+            u, v = (np.atleast_1d(np.squeeze(a)) if a.ndim > 1 and a.size == d else a for a in (u, v))
             if u.shape != (d,) or v.shape != (d,):
                 raise ValueError(f"the metric takes two 1-D points of {d} features; got shapes {u.shape} and "
                                  f"{v.shape}.")
