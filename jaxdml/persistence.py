@@ -44,7 +44,8 @@ def save(metric, path) -> str:
             metric = result
         elif hasattr(metric, "get_params") and hasattr(type(metric), "_record"):
             what = ("holds a fixed matrix, not a learned result (save its components_ with NumPy)"
-                    if hasattr(metric, "components_") else "is not fitted; fit it first (save writes the learned metric)")
+                    if hasattr(metric, "components_") else
+                    "is not fitted; fit it first (save writes the learned metric)")
             raise TypeError(f"jaxdml.save: this {type(metric).__name__} {what}.")
         else:
             raise TypeError(f"jaxdml.save: expected a fitted metric (what jaxdml.fit returns, or a fitted jaxdml "

@@ -288,8 +288,9 @@ class ITML(PairsMetricLearner):
         classes), so that more pairs do not weaken the prior.
     prior : {"identity", "covariance", "random"} or ndarray of shape (n_features, n_features), default="identity"
         ``M0``: the Euclidean distance, the Mahalanobis distance (inverse sample covariance) or a
-        positive definite matrix; "random" draws a random symmetric positive definite matrix from ``random_state`` (metric-learn's
-        option: a random rotation with eigenvalues uniform in [1, 2]).
+        positive definite matrix; "random" draws a random
+        symmetric positive definite matrix from ``random_state`` (metric-learn's option: a random
+        rotation with eigenvalues uniform in [1, 2]).
     bounds : (u, l), default=None
         Squared-distance bounds for similar / dissimilar pairs (``0 < u < l``). Default: the
         ``percentiles`` of the squared distances between training rows under ``M0``.

@@ -81,7 +81,8 @@ class LFDA(BaseMetricLearner):
     """
 
     _record = LFDA_METHOD
-    _parameter_constraints = {"n_components": [Interval(numbers.Integral, 1, None), None], **_CONSTRAINTS, "preprocessor": ["array-like", "callable", None]}
+    _parameter_constraints = {"n_components": [Interval(numbers.Integral, 1, None), None], **_CONSTRAINTS,
+                              "preprocessor": ["array-like", "callable", None]}
 
     def __init__(self, n_components=None, *, k=7, embedding_type="weighted", reg=1e-6, preprocessor=None):
         self.preprocessor = preprocessor

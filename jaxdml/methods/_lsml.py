@@ -111,8 +111,9 @@ class LSML(_QuadrupletsClassifierMixin, TupleMetricLearner):
     Parameters
     ----------
     prior : {"identity", "covariance", "random"} or ndarray, default="identity"
-        ``M0``: identity, the inverse sample covariance, or a positive definite matrix; "random" draws a random symmetric positive definite matrix from ``random_state`` (metric-learn's
-        option: a random rotation with eigenvalues uniform in [1, 2]).
+        ``M0``: identity, the inverse sample covariance, or a positive definite matrix; "random" draws a random
+        symmetric positive definite matrix from ``random_state`` (metric-learn's option: a random
+        rotation with eigenvalues uniform in [1, 2]).
     n_constraints : int, default=None
     weights : array-like of shape (n_quadruplets,), default=None
         Comparison weights (normalised to sum to one; default uniform).

@@ -13,8 +13,8 @@ from .._validation import Interval, Options
 from ..solvers._mmc_diagonal import mmc_diagonal_solve
 from ._itml import _itml_prior
 from ._lsi import LSI_METHOD
-from ._pairs import (ESTIMATOR_CONSTRAINTS, SAMPLED_PAIRS, PairsMetricLearner, check_both_kinds, sample_pairs,
-                     supervision, warn_not_converged)
+from ._pairs import (ESTIMATOR_CONSTRAINTS, SAMPLED_PAIRS, PairsMetricLearner, check_both_kinds, factor_result,
+                     sample_pairs, supervision, warn_not_converged)
 
 __all__ = ["MMC", "MMC_METHOD", "MMC_DIAGONAL_MAX_ITER"]
 
@@ -27,7 +27,7 @@ _MMC_OPTIONS = {
 }
 #: LSI's defaults (MMC follows them, whatever LSI chooses)
 _LSI = LSI_METHOD.defaults
-#: Newton steps of the diagonal form when ``max_iter`` is None
+#: ascent steps of the diagonal form when ``max_iter`` is None
 MMC_DIAGONAL_MAX_ITER = 1000
 
 
@@ -43,8 +43,8 @@ def _mmc(X, codes, n_classes, *, max_proj, init, diagonal, diagonal_c, **kw):
 
 def _mmc_diagonal(X, codes, n_classes, w0, c, *, n_components, random_state, max_iter, tol, verbose, n_constraints,
                   pairs, similar, **_):
-    """Xing et al.'s diagonal MMC, ``min_w>=0 sum_S d_w^2 - c log sum_D d_w`` (its own projected Newton
-    solver, :func:`jaxdml.solvers._mmc_diagonal.mmc_diagonal_solve`), on the given pairs or on pairs
+    """Xing et al.'s diagonal MMC, ``min_w>=0 sum_S d_w^2 - c log sum_D d_w`` (its own solver,
+    :func:`jaxdml.solvers._mmc_diagonal.mmc_diagonal_solve`), on the given pairs or on pairs
     drawn from labels (every pair below ``SAMPLED_PAIRS`` of a kind, else that many of each)."""
     rng = check_random_state(random_state)
     sup = supervision("mmc", X, codes, n_classes, pairs, similar)
@@ -75,14 +75,9 @@ def _mmc_diagonal(X, codes, n_classes, w0, c, *, n_components, random_state, max
         warn_not_converged("mmc", max_iter, tol)
     w = np.zeros(X.shape[1])
     w[keep] = np.maximum(np.asarray(st.w, np.float64), 0.0)
-    M = np.diag(w)
-    L = np.diag(np.sqrt(w))
-    if n_components is not None and n_components < w.size:
-        L = L[np.argsort(-w, kind="stable")[: int(n_components)]]
-        M = L.T @ L
-    return dict(L=L, metric=M, n_iter=n_iter, converged=converged, loss=float(st.objective),
-                loss_history=np.asarray(st.history, np.float64)[: n_iter + 1],
-                info=dict(diagonal=w, duality_gap=float(st.gap), n_pairs=int(a.size)))
+    return factor_result(np.diag(w), n_components, n_iter=n_iter, converged=converged, loss=float(st.objective),
+                         loss_history=np.asarray(st.history, np.float64)[: n_iter + 1],
+                         info=dict(diagonal=w, duality_gap=float(st.gap), n_pairs=int(a.size)))
 
 
 _DEFAULTS = {k: v for k, v in LSI_METHOD.defaults.items() if k != "proj_iter"}

@@ -119,8 +119,9 @@ class SDML(PairsMetricLearner):
     sparsity_param : float, default=0.01
         ``lambda``, the off-diagonal L1 weight.
     prior : {"identity", "covariance", "random"} or ndarray, default="identity"
-        ``M0``: identity, the inverse sample covariance, or a positive definite matrix; "random" draws a random symmetric positive definite matrix from ``random_state`` (metric-learn's
-        option: a random rotation with eigenvalues uniform in [1, 2]).
+        ``M0``: identity, the inverse sample covariance, or a positive definite matrix; "random" draws a random
+        symmetric positive definite matrix from ``random_state`` (metric-learn's option: a random
+        rotation with eigenvalues uniform in [1, 2]).
     pd_margin : float in (0, 1), default=0.1
         Smallest eigenvalue of ``M0^{1/2} S M0^{1/2}`` allowed.
     n_constraints : int, default=None

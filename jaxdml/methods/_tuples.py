@@ -104,8 +104,8 @@ def points_from_indices(X, preprocessor, owner) -> np.ndarray:
     array (integer indices in range), ``preprocessor(X)`` for a callable (any identifiers it maps to
     points: indices, file names, keys); float64 rows, one per identifier (repeats allowed), checked
     like the rows of index tuples (finite numeric rows, one per identifier)."""
-    idx = _identifiers(np.reshape(np.asarray(X), (-1, 1)), preprocessor, owner)
-    if not callable(preprocessor):
+    idx = np.reshape(np.asarray(X), (-1, 1))
+    if not callable(preprocessor):  # an array: integer indices (a callable takes any identifiers)
         idx = index_tuples(idx, owner, arity=1, what="sample", name="the sample indices")
     if idx.size == 0:
         raise ValueError(f"{owner}: no sample indices given (an empty index array).")

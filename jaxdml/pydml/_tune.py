@@ -198,13 +198,14 @@ def tune(dml, X, y, dml_params, tune_args, metrics, n_folds=5, n_reps=1, verbose
         (unfitted) learner with the best parameters, and each point's fold table (keyed by
         ``str(point)``, as :func:`metadata_cross_validate`).
     """
+    tune_args = _grid(tune_args)
     cases = _cases(tune_args)
-    res = _tune(dml, X, y, dml_params, _grid(tune_args), list(metrics), n_folds, n_reps, seed, verbose, refit=False,
+    res = _tune(dml, X, y, dml_params, tune_args, list(metrics), n_folds, n_reps, seed, verbose, refit=False,
                 **knn_args)
     names = [metric_name(m) for m in metrics]
     n_splits = n_folds * n_reps
     # jaxdml's grid lists the points in scikit-learn's ParameterGrid order: find each pyDML case there
-    points = list(ParameterGrid(_grid(tune_args))) if tune_args else [{}]
+    points = list(ParameterGrid(tune_args)) if tune_args else [{}]
     order = [points.index(case) for case in cases]
     values = np.array([[res.results[n][i] for n in names] for i in order]).reshape(len(cases), len(names))
     point = np.asarray(res.detailed["point"])

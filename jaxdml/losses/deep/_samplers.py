@@ -90,7 +90,8 @@ class PKSampler:
         try:
             self.classes_, codes = np.unique(y, return_inverse=True)
         except TypeError:
-            raise TypeError(f"PKSampler: labels must be comparable values (class labels); got dtype {y.dtype}.") from None
+            raise TypeError(f"PKSampler: labels must be comparable values (class labels); got dtype {y.dtype}.") \
+                from None
         for name, v in (("p", p), ("k", k)):
             if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
                 raise ValueError(f"PKSampler: {name} must be a positive int; got {v!r}.")

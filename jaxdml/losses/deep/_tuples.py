@@ -101,14 +101,16 @@ def check_tuples(tuples, kinds, n: int, name: str):
             raise ValueError(f"{name}.{field} must be a 1-D array like {name}.{tuples._fields[0]} "
                              f"(shape {size}); got shape {f.shape}.")
     index_fields = ("anchor", "other") if isinstance(tuples, Pairs) else ("anchor", "positive", "negative")
+    checked = []
     for f, field in zip(fields, tuples._fields):
-        if field in index_fields:
-            if not jnp.issubdtype(f.dtype, jnp.integer):
-                raise TypeError(f"{name}.{field} must hold integer row indices; got dtype {f.dtype}.")
-            check_indices(f"{name}.{field}", f, n)
-        else:
-            fields[tuples._fields.index(field)] = check_mask(f, size[0], f"{name}.{field}")
-    return type(tuples)(*fields)
+        if field not in index_fields:  # the flags (positive, mask): boolean or 0/1
+            checked.append(check_mask(f, size[0], f"{name}.{field}"))
+            continue
+        if not jnp.issubdtype(f.dtype, jnp.integer):
+            raise TypeError(f"{name}.{field} must hold integer row indices; got dtype {f.dtype}.")
+        check_indices(f"{name}.{field}", f, n)
+        checked.append(f)
+    return type(tuples)(*checked)
 
 
 def pair_weights(tuples, n: int, valid, dtype):
