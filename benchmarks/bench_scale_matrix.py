@@ -19,12 +19,18 @@ Cases are ``DATASET:N`` (N training rows):
   rows, else 10 000), so that the rows of one data set differ only in how much data the method saw.
   The k-NN reference set is the first 50 000 training rows (the learned map is fitted on all).
 - ``keel-NAME``: fold 1 of the shared KEEL 10-fold partition (``--data``); ``N`` may be ``full``.
+- ``large-NAME``: a real data set of ``../shared/large`` (pendigits, eeg-eye-state, kropt, electricity), fitted
+  on each split of ``--splits`` (default 0,1,2: the shipped split and two drawn by the rule of
+  ``benchmarks/_large.py``) in one process; ``N`` may be ``full``. The row reports the means over the splits, the
+  first split's fit time (compilation included) and the discordant test rows against Euclidean, and the run ends
+  with protocol round 16's gain check (``--plan all=large:2000,large:full`` names all four sets).
 
     python benchmarks/bench_scale_matrix.py                                 # the default matrix
     python benchmarks/bench_scale_matrix.py --plan nca,itml=synth-d16-c26:2000,synth-d16-c26:18000
     python benchmarks/bench_scale_matrix.py --plan nca,lmnn=synth-d64-c10:1000000 \\
         --plan rest=synth-d32-c10:200000 --device gpu --jobs 2 --deadline 300
     python benchmarks/bench_scale_matrix.py --markdown table.md             # also write the table
+    python benchmarks/bench_scale_matrix.py --plan "all=large:2000,large:full"  # the real full-size tier
 
 ``--plan METHODS=CASES[@SECONDS]`` may repeat; METHODS is ``all``, ``rest`` (every method no other
 plan names) or a comma list of registered names, each optionally with settings that replace its
@@ -47,6 +53,7 @@ import warnings
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _large  # noqa: E402
 from _harness import machine, markdown_table, peak_rss_mb, write_json  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -97,13 +104,17 @@ def subset(X, y, n, seed=0):
     return X[idx], y[idx]
 
 
-def prepare_data(cases, data_dir, folder):
-    """Generate or read every data set once (at its largest N) into ``folder``; returns its paths."""
+def prepare_data(cases, data_dir, folder, splits=(0,)):
+    """Generate or read every data set once (at its largest N) into ``folder``; returns its paths (a
+    comma-separated list of one file per split for ``large-`` sets)."""
     largest = {}
     for ds, n in cases:
         largest[ds] = max(largest.get(ds, 0), n if n != "full" else 0)
     paths = {}
     for ds, n in largest.items():
+        if ds.startswith("large-"):
+            paths[ds] = ",".join(_large.prepare(ds[6:], splits, folder))
+            continue
         Xtr, ytr, Xte, yte = synthetic(ds, n) if ds.startswith("synth-") else keel(ds[5:], data_dir)
         paths[ds] = os.path.join(folder, ds + ".npz")
         np.savez(paths[ds], Xtr=Xtr, ytr=ytr, Xte=Xte, yte=yte)
@@ -111,8 +122,9 @@ def prepare_data(cases, data_dir, folder):
 
 
 # --------------------------------------------------------------------------------------- worker
-def knn_accuracy(Ztr, ytr, Zte, yte, k=3):
-    """k-NN accuracy (majority vote, ties to the nearest label) by jaxdml's exact blockwise search."""
+def knn_accuracy(Ztr, ytr, Zte, yte, k=3, per_row=False):
+    """k-NN accuracy (majority vote, ties to the nearest label) by jaxdml's exact blockwise search; with
+    ``per_row`` the boolean vector of test rows predicted right."""
     from jaxdml.neighbors import knn_search
 
     Ztr, ytr = Ztr[:KNN_REFERENCE_ROWS], ytr[:KNN_REFERENCE_ROWS]
@@ -124,7 +136,7 @@ def knn_accuracy(Ztr, ytr, Zte, yte, k=3):
     # ties: the label of the nearest neighbour among the tied labels
     tied = counts[np.arange(len(votes))[:, None], votes] == best
     pred = votes[np.arange(len(votes)), tied.argmax(1)]
-    return float(np.mean(pred == yte))
+    return (pred == yte) if per_row else float(np.mean(pred == yte))
 
 
 def device_peak_mib():
@@ -154,12 +166,30 @@ def method_settings(spec):
     return name, settings
 
 
-def worker(method, path, n):
+def worker(method, paths, n):
+    """Fit ``method`` on each data file of ``paths`` (comma-separated) in turn; print one JSON line: the
+    first file's fit time and the means over the files, with each file's own numbers in ``per_split``."""
     import jax
 
-    import jaxdml
-
     method, settings = method_settings(method)
+    per_split, notes = [], set()
+    for path in paths.split(","):
+        one, caught = _fit_one(method, settings, path, n)
+        per_split.append(one)
+        notes.update(str(w.message)[:120] for w in caught)
+    first = per_split[0]
+    out = dict(n_train=first["n_train"], n_features=first["n_features"], n_classes=first["n_classes"],
+               fit_s=first["fit_s"], cpu_s=first["cpu_s"],
+               accuracy=float(np.mean([s["accuracy"] for s in per_split])),
+               euclidean=float(np.mean([s["euclidean"] for s in per_split])),
+               converged=all(s["converged"] for s in per_split), n_iter=first["n_iter"],
+               peak_rss_mib=peak_rss_mb(), device_peak_mib=device_peak_mib(), backend=jax.default_backend(),
+               warnings=sorted(notes)[:3], per_split=per_split)
+    print(json.dumps(out), flush=True)
+
+
+def _fit_one(method, settings, path, n):
+    import jaxdml
 
     data = np.load(path)
     Xtr, ytr = subset(data["Xtr"], data["ytr"], len(data["ytr"]) if n == "full" else int(n))
@@ -170,12 +200,13 @@ def worker(method, path, n):
         fitted = jaxdml.fit(Xtr, ytr, loss=method, **{"random_state": 0, **settings})
         Ztr, Zte = np.asarray(fitted.transform(Xtr)), np.asarray(fitted.transform(Xte))
         fit_s, cpu_s = time.perf_counter() - t0, time.process_time() - c0
-    out = dict(n_train=len(ytr), n_features=Xtr.shape[1], n_classes=int(ytr.max()) + 1, fit_s=fit_s, cpu_s=cpu_s,
-               accuracy=knn_accuracy(Ztr, ytr, Zte, yte), euclidean=knn_accuracy(Xtr, ytr, Xte, yte),
-               converged=bool(getattr(fitted, "converged", True)), n_iter=int(getattr(fitted, "n_iter", 0) or 0),
-               peak_rss_mib=peak_rss_mb(), device_peak_mib=device_peak_mib(),
-               backend=jax.default_backend(), warnings=sorted({str(w.message)[:120] for w in caught})[:3])
-    print(json.dumps(out), flush=True)
+    right = knn_accuracy(Ztr, ytr, Zte, yte, per_row=True)
+    base = knn_accuracy(Xtr, ytr, Xte, yte, per_row=True)
+    one = dict(n_train=len(ytr), n_features=Xtr.shape[1], n_classes=int(ytr.max()) + 1, fit_s=fit_s, cpu_s=cpu_s,
+               accuracy=float(right.mean()), euclidean=float(base.mean()), b=int(np.sum(base & ~right)),
+               c=int(np.sum(right & ~base)), converged=bool(getattr(fitted, "converged", True)),
+               n_iter=int(getattr(fitted, "n_iter", 0) or 0))
+    return one, caught
 
 
 # --------------------------------------------------------------------------------------- parent
@@ -191,7 +222,7 @@ def parse_plans(plans, registered):
             if m not in ("all", "rest") and method_settings(m)[0] not in registered:
                 raise SystemExit(f"--plan: {m!r} is not a registered method (jaxdml methods lists them)")
         named.update(m for m in names if m not in ("all", "rest"))
-        parsed.append((names, [_case(c) for c in cases.split(",")], timeout))
+        parsed.append((names, [case for c in cases.split(",") for case in _cases(c)], timeout))
     rows, timeouts = [], {}
     for names, cases, timeout in parsed:
         if names == ["all"]:
@@ -203,10 +234,19 @@ def parse_plans(plans, registered):
     return rows, timeouts
 
 
+def _cases(text):
+    """The cases of one plan entry: ``large:N`` is every set of the real full-size tier at N."""
+    ds, _, n = text.partition(":")
+    if ds == "large":
+        return [_case(f"large-{name}:{n}") for name in _large.SETS]
+    return [_case(text)]
+
+
 def _case(text):
     ds, _, n = text.partition(":")
-    if not (ds.startswith("synth-d") or ds.startswith("keel-")) or not n:
-        raise SystemExit(f"--plan: case {text!r} is not DATASET:N (synth-dD-cC:N or keel-NAME:N|full)")
+    if not ds.startswith(("synth-d", "keel-", "large-")) or not n:
+        raise SystemExit(f"--plan: case {text!r} is not DATASET:N (synth-dD-cC:N, keel-NAME:N|full or "
+                         "large-NAME:N|full)")
     return ds, n if n == "full" else int(n)
 
 
@@ -301,6 +341,7 @@ def main(argv=None):
     p.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
     p.add_argument("--plan", action="append", help=f"METHODS=CASES (repeatable; default {DEFAULT_PLAN})")
     p.add_argument("--data", default=os.path.join(ROOT, "..", "shared", "keel"), help="KEEL folder")
+    p.add_argument("--splits", default="0,1,2", help="splits of each large- set (default 0,1,2; 0 is the shipped one)")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds per fit (default 600)")
     p.add_argument("--memory-limit", type=float, default=8.0, help="GiB of resident memory per fit (default 8)")
     p.add_argument("--jobs", type=int, default=1, help="fits run at once (default 1: timings undisturbed)")
@@ -330,7 +371,8 @@ def main(argv=None):
     if args.jobs > 1:
         env["XLA_PYTHON_CLIENT_MEM_FRACTION"] = f"{0.9 / args.jobs:.3f}"
     with tempfile.TemporaryDirectory(prefix="jaxdml-scale-") as folder:
-        paths = prepare_data(sorted({(ds, n) for _, ds, n in rows}, key=str), args.data, folder)
+        splits = [int(s) for s in args.splits.split(",")]
+        paths = prepare_data(sorted({(ds, n) for _, ds, n in rows}, key=str), args.data, folder, splits)
         results = run_matrix(rows, timeouts, paths, args, env)
     info = machine()
     write_json(args.out, {"machine": info, "args": vars(args), "results": results})
@@ -347,6 +389,8 @@ def report(results, info, run_args, args):
             r["gain"] = r["accuracy"] - r["euclidean"]
     rows = [{**r, "status": r["status"] if len(r["status"]) <= 60 else r["status"][:57] + "..."} for r in results]
     table = markdown_table(rows, COLUMNS)
+    if any(str(r["dataset"]).startswith("large-") for r in results):
+        table += "\n\n" + gain_check_table(results)
     print(table)
     plans = " ".join(f'--plan "{p}"' for p in (run_args.get("plan") or [DEFAULT_PLAN]))
     head = (f"Device: {info['device']} ({info['cpus']} CPUs), jax {info['jax']}, "
@@ -357,6 +401,25 @@ def report(results, info, run_args, args):
             fh.write(f"{head}\n\n{table}\n")
     if args.update_readme:
         update_readme(os.path.join(ROOT, "README.md"), args.update_readme, f"{head}\n\n{table}")
+
+
+CHECK_COLUMNS = [("method", "method", ""), ("dataset", "data", ""), ("subset_gain", "gain, 2000 rows", "+.4f"),
+                 ("full_gain", "gain, all rows", "+.4f"), ("b", "b", "d"), ("c", "c", "d"), ("p", "p", ".3g"),
+                 ("check", "check", ""), ("fit_s", "fit s", ".1f"), ("peak_rss_mib", "peak RSS MiB", ".0f")]
+
+
+def gain_check_table(results):
+    """Protocol round 16's gain check: per (method, set) the gains (means over the splits), the discordant
+    rows (b: only Euclidean right, c: only the method), the sign test's p and the verdict; then the methods
+    that fail it."""
+    rows, verdicts = _large.gain_check(results)
+    failing = [f"{m} ({', '.join(v['significant_losses']) or 'mean gain'} "
+               f"{v['mean_gain_where_subset_beats'] * 100:+.2f} points)" for m, v in verdicts.items() if not v["ok"]]
+    slow = [f"{m} ({v['max_fit_s']:.0f} s)" for m, v in verdicts.items() if v["max_fit_s"] > 60]
+    big = [f"{m} ({v['max_peak_rss_mib'] / 1024:.1f} GiB)" for m, v in verdicts.items() if v["max_peak_rss_mib"] > 4096]
+    return (markdown_table(rows, CHECK_COLUMNS) + "\n\nGain check (round 16): "
+            + (f"fails for {'; '.join(failing)}." if failing else "every method passes.")
+            + f" Over 60 s: {', '.join(slow) or 'none'}. Over 4 GiB: {', '.join(big) or 'none'}.")
 
 
 def update_readme(path, block, text):
