@@ -61,13 +61,13 @@ def _neighbour_pairs(k):
     return pairs
 
 
-from jaxdml.methods._itml import itml_default_pairs as _DEFAULT_PAIRS  # noqa: E402
-from jaxdml.methods._pairs import sample_pairs as _SAMPLE_PAIRS  # noqa: E402
+from jaxdml.methods.weak._itml import itml_default_pairs as _DEFAULT_PAIRS  # noqa: E402
+from jaxdml.methods.weak._pairs import sample_pairs as _SAMPLE_PAIRS  # noqa: E402
 
 
 def cv(dataset, data_dir, seed, n_constraints, large_folds=(1, 2, 3), max_train=1000, tol=None):
     import jaxdml
-    from jaxdml.methods import _itml
+    from jaxdml.methods.weak import _itml
 
     current = {}
     _itml.sample_pairs = _SAMPLE_PAIRS

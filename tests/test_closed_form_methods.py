@@ -160,7 +160,7 @@ def test_max_anchors_sums_the_anchors_neighbourhoods_among_all_rows(wine, loss):
     """Above ``max_anchors`` rows the scatter matrices sum over a class-stratified subset of anchors,
     each with its exact neighbourhoods among *all* rows (the naive sums restricted to the anchors);
     ANMM's eigenvalues are scaled by n / anchors to estimate the full sums."""
-    from jaxdml.methods._neighbourhoods import anchor_rows
+    from jaxdml.methods.core._neighbourhoods import anchor_rows
     X, y = wine
     res = jaxdml.fit(X, y, loss=loss, n_components=3, max_anchors=60, random_state=2)
     anchors = anchor_rows(y, 60, 2)
@@ -193,7 +193,7 @@ def test_the_anchored_rows_carry_the_whole_scatter(wine, x64):
     """The scatter over every row with only the anchors' masks set equals the scatter over the anchors
     and their neighbours alone (``anchored_rows``), re-indexed: what the landmark paths compute on."""
     from jaxdml.eigen._anmm import neighbourhood_scatter
-    from jaxdml.methods._neighbourhoods import anchor_rows, anchored_rows, linear_neighbourhoods
+    from jaxdml.methods.core._neighbourhoods import anchor_rows, anchored_rows, linear_neighbourhoods
     X, y = wine
     anchors = anchor_rows(y, 40, 0)
     nb = linear_neighbourhoods(X, y, 3, 2, ("a", "b"), "test", anchors)

@@ -310,7 +310,7 @@ def test_lsi_reaches_the_optimum_of_an_independent_optimiser(x64):
     assert ours == pytest.approx(ref, rel=1e-6)
     assert ours >= ref * (1 - 1e-9)  # never below the reference
     reg = 0.1
-    from jaxdml.methods._lsi import LSI_LOGDET_PER_REG
+    from jaxdml.methods.weak._lsi import LSI_LOGDET_PER_REG
     for ridge in ("diagonal", "isotropic"):  # the default: reg diag(X_S), the log-det scale at its inverse
         if ridge == "diagonal":
             A = XS + reg * np.diag(np.diag(XS))
@@ -543,7 +543,7 @@ def test_dml_eig_line_search_never_descends():
 def test_dml_eig_nearest_impostor_pairs_are_the_brute_force_ones(x64):
     """Each anchor's k nearest other-class rows (all rows searched), each pair once: against a
     brute-force search; with fewer anchors, a stratified subset of them."""
-    from jaxdml.methods._dml_eig import nearest_impostor_pairs
+    from jaxdml.methods.weak._dml_eig import nearest_impostor_pairs
 
     rng = np.random.RandomState(0)
     Z = rng.normal(size=(120, 3))
@@ -564,7 +564,7 @@ def test_dml_eig_above_the_dense_limit_uses_nearest_impostors(monkeypatch, wine_
     """Above DENSE_PAIRS_LIMIT rows the dissimilar pairs are the nearest impostors of the whitened
     rows and X_S is exact (class scatters): the fitted metric meets sum_S d^2 = 1 over all similar
     pairs, and its hard minimum over those pairs is above the identity's (scaled alike)."""
-    import jaxdml.methods._dml_eig as mod
+    import jaxdml.methods.weak._dml_eig as mod
 
     X, y = wine_scaled
     monkeypatch.setattr(mod, "DENSE_PAIRS_LIMIT", 100)
@@ -581,7 +581,7 @@ def test_dml_eig_above_the_dense_limit_uses_nearest_impostors(monkeypatch, wine_
 def test_itml_default_pairs_rule():
     """min(20 K^2, max(500, 8 d^2)) pairs of each kind: 20 K^2 for few classes, the cap grows with
     d (the entries of M to pin down); a fit from labels uses that many of each kind."""
-    from jaxdml.methods._itml import itml_default_pairs
+    from jaxdml.methods.weak._itml import itml_default_pairs
 
     assert itml_default_pairs(2, 4) == 80 and itml_default_pairs(3, 100) == 180
     assert itml_default_pairs(26, 4) == 500 and itml_default_pairs(26, 16) == 2048
@@ -602,7 +602,7 @@ def test_itml_default_gamma_keeps_the_pairs_total_weight():
     """With the default pairs the slack weight is gamma * min(20 K^2, 500) / n_pairs: a default fit
     is exactly the fit with those pairs and that gamma given explicitly; gamma itself where the
     former rule applies (few classes), inf stays inf."""
-    from jaxdml.methods._itml import itml_default_gamma
+    from jaxdml.methods.weak._itml import itml_default_gamma
 
     assert itml_default_gamma(1.0, 3, 180) == 1.0 and itml_default_gamma(2.0, 26, 2048) == 2.0 * 500 / 2048
     assert itml_default_gamma(np.inf, 26, 2048) == np.inf
@@ -658,7 +658,7 @@ def test_itml_all_pairs_does_not_depend_on_random_state():
 
 
 def test_itml_all_pairs_refuses_a_set_too_large(monkeypatch):
-    from jaxdml.methods import _itml
+    from jaxdml.methods.weak import _itml
 
     X, y = _iris_subset()
     monkeypatch.setattr(_itml, "ITML_ALL_PAIRS_ELEMENTS", 1000)  # 1225 pairs x 4 features is above

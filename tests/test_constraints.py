@@ -13,7 +13,7 @@ from sklearn.datasets import make_blobs
 from sklearn.utils import shuffle
 
 import jaxdml
-from jaxdml.methods._rca import chunks_from_labels
+from jaxdml.methods.weak._rca import chunks_from_labels
 
 SEED = 42
 

@@ -210,7 +210,7 @@ def test_nca_auto_penalty_follows_the_path():
     """``reg="auto"``: the penalty 1e-4 on the full-batch path and whenever the user picks the
     optimizer, 0 on the large-data minibatch path (more than ``NCA_LARGE_N`` samples, the default
     optimizer); an explicit ``reg`` always wins. Each fit equals the one with that ``reg`` given."""
-    from jaxdml.methods._nca import NCA_LARGE_N, NCA_REG
+    from jaxdml.methods.gradient._nca import NCA_LARGE_N, NCA_REG
 
     rng = np.random.default_rng(0)
     n = NCA_LARGE_N + 48

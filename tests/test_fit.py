@@ -69,7 +69,7 @@ def test_combined_and_callable_losses(iris, rng):
     L = jnp.asarray(m.L, jnp.float32)
     # a named loss brings its method's defaults: NCA's reg="auto" is its penalty on this (small) data
     assert jaxdml.get_method("nca").defaults["reg"] == "auto"
-    from jaxdml.methods._nca import NCA_REG as reg
+    from jaxdml.methods.gradient._nca import NCA_REG as reg
     # compiled (op-by-op dispatch takes seconds, tens under coverage)
     expect = float(jax.jit(losses.lmnn)(L, prob)) + 0.5 * float(jax.jit(losses.nca)(L, prob, reg=reg))
     assert abs(m.loss - expect) < 1e-3 * max(1, abs(expect))

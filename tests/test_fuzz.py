@@ -595,7 +595,7 @@ def test_estimators_and_fit_accept_the_same_values():
 
     from sklearn.base import clone
 
-    from jaxdml.methods._record import SETTINGS
+    from jaxdml.methods.core._record import SETTINGS
 
     rng = np.random.default_rng(29)
     n_checked = 0

@@ -19,7 +19,7 @@ from sklearn.preprocessing import minmax_scale
 
 import jaxdml
 from jaxdml.kernels import kernel_matrix, kmeanspp_landmarks, nystrom_features, nystrom_map
-from jaxdml.methods._landmarks import AUTO_EXACT_MAX, AUTO_LANDMARKS, resolve_landmarks
+from jaxdml.methods.core._landmarks import AUTO_EXACT_MAX, AUTO_LANDMARKS, resolve_landmarks
 
 KERNEL_METHODS = ("kda", "kanmm", "kdmlmj", "kllda", "klmnn", "kodml", "kcmoml")
 

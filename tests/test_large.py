@@ -135,7 +135,7 @@ def test_sampled_lmnn_candidates_are_unbiased(rng, x64):
 def test_nca_switches_to_minibatch_adam_above_its_threshold(rng):
     # NCA: full-batch L-BFGS on the exact objective up to NCA_LARGE_N samples, minibatch Adam
     # (256 anchors against 1024 sampled rows) above; a setting the user gives is kept
-    from jaxdml.methods._nca import NCA_LARGE_N
+    from jaxdml.methods.gradient._nca import NCA_LARGE_N
 
     X, y = _data(rng, NCA_LARGE_N + 1, d=3, c=3)
     big = jaxdml.fit(X, y, loss="nca", max_iter=2)
@@ -151,7 +151,7 @@ def test_fit_picks_the_large_data_path_by_itself(rng):
     X, y = _data(rng, 20500, d=8, c=10)
     # MCML and LDML: full batch up to COLLAPSE_LARGE_N (4096) samples, 256 anchors against 1024
     # sampled rows above; the sampled steps still lower the exact objective
-    from jaxdml.methods._collapse import COLLAPSE_LARGE_N
+    from jaxdml.methods.gradient._collapse import COLLAPSE_LARGE_N
 
     at = jaxdml.fit(X[:COLLAPSE_LARGE_N], y[:COLLAPSE_LARGE_N], loss="mcml", max_iter=1)
     assert at.info["batch_size"] is None and at.info["n_candidates"] is None

@@ -25,8 +25,8 @@ def _data(rng, n, d=5, c=4):
 @pytest.fixture
 def small_threshold():
     """Route loss="lmnn" to the active-set solver above 400 samples (instead of 4096)."""
-    from jaxdml.methods._gradient import BLOCK_ELEMENTS, gradient_method
-    from jaxdml.methods._lmnn import LMNN_CONSTRAINTS, LMNN_DEFAULTS, LMNN_METHOD
+    from jaxdml.methods.core._gradient import BLOCK_ELEMENTS, gradient_method
+    from jaxdml.methods.gradient._lmnn import LMNN_CONSTRAINTS, LMNN_DEFAULTS, LMNN_METHOD
 
     record = gradient_method("lmnn", LMNN_METHOD.loss._replace(large_n=400), defaults=LMNN_DEFAULTS,
                              constraints={**LMNN_CONSTRAINTS, **BLOCK_ELEMENTS}, estimator="LMNN",

@@ -197,7 +197,7 @@ def test_deprecated_loss_table_forwards_to_the_method_records(iris, clean_regist
     """``register_loss``/``loss_specs``/``get_loss`` (once ``jaxdml.losses.register/REGISTRY/get``)
     read and write the gradient methods' records."""
     from jaxdml.methods import _compat
-    from jaxdml.methods._record import GRADIENT_SETTINGS
+    from jaxdml.methods.core._record import GRADIENT_SETTINGS
 
     nca = jaxdml.methods()["nca"]
     specs = _compat.loss_specs()

@@ -16,7 +16,7 @@ import jaxdml
 from jaxdml.exceptions import ConvergenceWarning
 from jaxdml.losses import cmoml, odml, ordered_chains
 from jaxdml.linalg import pairwise_sq_dists
-from jaxdml.methods._ordinal import (_problem, _searched_problem, nearest_neighbourhoods, nearest_search,
+from jaxdml.methods.ordinal._ordinal import (_problem, _searched_problem, nearest_neighbourhoods, nearest_search,
                                      odml_neighbourhoods, odml_search)
 
 _sq_dists = functools.partial(pairwise_sq_dists, xp=np)  # the squared distances the exact path searches

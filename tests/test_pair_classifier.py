@@ -18,7 +18,7 @@ from sklearn.metrics import roc_auc_score
 import jaxdml
 from jaxdml.exceptions import ConvergenceWarning
 from jaxdml.methods import BaseMetricLearner, Method
-from jaxdml.methods._tuple_classifiers import (_QuadrupletsClassifierMixin, _TripletsClassifierMixin,
+from jaxdml.methods.core._tuple_classifiers import (_QuadrupletsClassifierMixin, _TripletsClassifierMixin,
                                                calibrate_threshold)
 
 

@@ -17,8 +17,9 @@ from sklearn.preprocessing import StandardScaler
 
 import jaxdml
 from jaxdml._validation import check_pair_labels
-from jaxdml.methods import _collapse, _pairs
-from jaxdml.methods._tuples import fit_kwargs, prepare_tuples
+from jaxdml.methods.gradient import _collapse
+from jaxdml.methods.weak import _pairs
+from jaxdml.methods.core._tuples import fit_kwargs, prepare_tuples
 from jaxdml.problems import labelled_pairs, pairs_from_labels
 
 

@@ -230,7 +230,7 @@ def test_scml_from_triplets_and_objective(iris):
     satisfied = np.mean(d(X[a] - X[p]) < d(X[a] - X[n]))
     assert satisfied > np.mean(((X[a] - X[p]) ** 2).sum(1) < ((X[a] - X[n]) ** 2).sum(1)) - 0.02
     with jax.enable_x64(True):
-        P, iab, ian = [jnp.asarray(v) for v in jaxdml.methods._scml._projections(X, T, est.basis_)]
+        P, iab, ian = [jnp.asarray(v) for v in jaxdml.methods.weak._scml._projections(X, T, est.basis_)]
         value = jax.jit(scml_objective)(jnp.asarray(est.weights_), P, iab, ian, 1e-5)  # one program
         assert abs(float(value) - est.result_.loss) < 1e-5
 
@@ -239,7 +239,7 @@ def test_scml_streamed_objective_equals_the_dense_one(iris):
     """The solver never forms ``P``: its objective from the pair differences and the bases equals
     :func:`scml_objective` on the explicit ``P`` (float64, padded pairs, bases and triplets too)."""
     from jaxdml.losses._scml import _pair_projections, scml_streamed_objective
-    from jaxdml.methods._scml import _padded, _projections, _triplet_pairs, knn_triplets, lda_basis
+    from jaxdml.methods.weak._scml import _padded, _projections, _triplet_pairs, knn_triplets, lda_basis
 
     X, y = iris
     T = knn_triplets(X, y, 3, 5)
@@ -267,7 +267,7 @@ def test_scml_streamed_objective_equals_the_dense_one(iris):
 def test_scml_knn_triplets_cap_is_a_stratified_anchor_subset(iris):
     """Above the cap the anchors are a class-stratified subset; the neighbours are still the exact
     k-NN among all rows (the uncapped triplets of those anchors)."""
-    from jaxdml.methods._scml import knn_triplets
+    from jaxdml.methods.weak._scml import knn_triplets
 
     X, y = iris
     full = knn_triplets(X, y, 2, 3)
@@ -285,7 +285,7 @@ def test_scml_knn_triplets_equal_a_brute_force_search_with_the_tie_rule(rng):
     """The triplets come from the library's one neighbour search: against a plain NumPy k-NN with
     the documented tie rule (distance, then lowest row index), on data with duplicated rows (ties,
     and an anchor whose duplicates are as near as itself)."""
-    from jaxdml.methods._scml import knn_triplets
+    from jaxdml.methods.weak._scml import knn_triplets
 
     X = rng.integers(0, 4, (40, 3)).astype(float)  # whole numbers: equal distances are exactly equal
     X[10], X[11], X[12] = X[9], X[9], X[9]

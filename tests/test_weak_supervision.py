@@ -21,8 +21,8 @@ from sklearn.base import clone
 from sklearn.datasets import load_iris
 
 import jaxdml
-from jaxdml.methods._pairs import factor_result
-from jaxdml.methods._tuples import prepare_tuples
+from jaxdml.methods.weak._pairs import factor_result
+from jaxdml.methods.core._tuples import prepare_tuples
 
 # end to end on the two fit paths (PairsMetricLearner's record call; LDML's own solve step); the
 # other pair learners share the first, and the canonical form is tested on its own below
@@ -260,7 +260,7 @@ def test_self_pairs_are_dropped_with_a_warning_and_labels_with_pairs_refused():
 def test_sampled_pairs_on_large_data_are_label_pairs_without_duplicates():
     """Above the enumeration limit, pairs are drawn without listing them: every similar pair joins two
     distinct rows of one class, every dissimilar pair rows of two classes, each pair once, (low, high)."""
-    from jaxdml.methods._pairs import _ENUMERATE_LIMIT, sample_pairs
+    from jaxdml.methods.weak._pairs import _ENUMERATE_LIMIT, sample_pairs
 
     codes = np.random.default_rng(0).integers(0, 4, size=_ENUMERATE_LIMIT + 500)
     a, b, s = sample_pairs(codes, 300, 400, np.random.RandomState(1))

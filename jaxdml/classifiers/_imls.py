@@ -106,7 +106,7 @@ class IMLS(ClassifierMixin, BaseEstimator):
         """A fitted metric learner (anything with ``transform``) on ``(X, codes)``."""
         learner, params = self.metric_learner, dict(self.learner_params or {})
         if learner is None:
-            from ..methods._lmnn import LMNN
+            from ..methods.gradient._lmnn import LMNN
 
             learner = LMNN()
         if isinstance(learner, str):

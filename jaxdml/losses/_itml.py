@@ -3,7 +3,7 @@
 Pure ``jnp`` pieces: the LogDet divergence, the ITML objective with slack, the constraint values,
 and the jitted solver core :func:`itml_bregman` (cyclic Bregman projections with rank-one
 updates, the whole loop inside ``lax.while_loop``). Host-side constraint construction (pairs from
-labels, bounds from percentiles) lives in :mod:`jaxdml.methods._itml`.
+labels, bounds from percentiles) lives in :mod:`jaxdml.methods.weak._itml`.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 ordinal metric learning (CMOML), for targets that are ordered integer grades.
 
 Both losses act on an :class:`OrdinalProblem`: the data, their grades and, for every sample (the
-*anchor*), a fixed neighbourhood chosen on the host (see :mod:`jaxdml.methods._ordinal`).
+*anchor*), a fixed neighbourhood chosen on the host (see :mod:`jaxdml.methods.ordinal._ordinal`).
 """
 
 from __future__ import annotations

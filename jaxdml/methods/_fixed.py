@@ -8,7 +8,7 @@ import numpy as np
 from sklearn.utils.validation import validate_data
 
 from ..linalg import components_from_metric
-from ._base import BaseMetricLearner
+from .core._base import BaseMetricLearner
 
 __all__ = ["Metric", "Transformer"]
 

@@ -8,9 +8,9 @@ import numpy as np
 from sklearn.utils.validation import validate_data
 
 from .._validation import Interval, check_params
-from ._base import BaseMetricLearner
-from ._engine import run
-from ._record import SETTINGS
+from .core._base import BaseMetricLearner
+from .core._engine import run
+from .core._record import SETTINGS
 from ._registry import get_method
 
 __all__ = ["MetricLearner"]

@@ -11,32 +11,32 @@ import numbers
 
 import numpy as np
 
-from ._anmm import ANMM_METHOD, KANMM_METHOD
-from ._collapse import LDML_METHOD, MCML_METHOD
-from ._covariance import COVARIANCE_METHOD
-from ._dml_eig import DML_EIG_METHOD
-from ._dmlmj import DMLMJ_METHOD, KDMLMJ_METHOD
-from ._gradient import gradient_method
-from ._itml import ITML_METHOD
-from ._kda import KDA_METHOD
-from ._klmnn import KLMNN_METHOD
-from ._lfda import LFDA_METHOD
-from ._linear import EUCLIDEAN, LDA_METHOD, PCA_METHOD
-from ._lmnn import LMNN_METHOD, LMNN_METRIC_METHOD
-from ._mlkr import MLKR_METHOD
-from ._mmc import MMC_METHOD
-from ._lsi import LSI_METHOD
-from ._nca import NCA_METHOD
-from ._ncm import NCMC_METHOD, NCMML_METHOD
-from ._rca import RCA_METHOD
-from ._odml import KODML_METHOD, LODML_METHOD  # ordinal metric learning
-from ._cmoml import CMOML_METHOD, KCMOML_METHOD  # ordinal metric learning
-from ._record import LossSpec, Method
-from ._gmml import GMML_METHOD  # pyDML's algorithms
-from ._llda import KLLDA_METHOD, LLDA_METHOD  # pyDML's algorithms
-from ._lsml import LSML_METHOD  # metric-learn's weakly supervised algorithms
-from ._scml import SCML_METHOD
-from ._sdml import SDML_METHOD
+from .closed_form._anmm import ANMM_METHOD, KANMM_METHOD
+from .gradient._collapse import LDML_METHOD, MCML_METHOD
+from .closed_form._covariance import COVARIANCE_METHOD
+from .weak._dml_eig import DML_EIG_METHOD
+from .closed_form._dmlmj import DMLMJ_METHOD, KDMLMJ_METHOD
+from .core._gradient import gradient_method
+from .weak._itml import ITML_METHOD
+from .closed_form._kda import KDA_METHOD
+from .gradient._klmnn import KLMNN_METHOD
+from .closed_form._lfda import LFDA_METHOD
+from .closed_form._linear import EUCLIDEAN, LDA_METHOD, PCA_METHOD
+from .gradient._lmnn import LMNN_METHOD, LMNN_METRIC_METHOD
+from .gradient._mlkr import MLKR_METHOD
+from .weak._mmc import MMC_METHOD
+from .weak._lsi import LSI_METHOD
+from .gradient._nca import NCA_METHOD
+from .gradient._ncm import NCMC_METHOD, NCMML_METHOD
+from .weak._rca import RCA_METHOD
+from .ordinal._odml import KODML_METHOD, LODML_METHOD  # ordinal metric learning
+from .ordinal._cmoml import CMOML_METHOD, KCMOML_METHOD  # ordinal metric learning
+from .core._record import LossSpec, Method
+from .weak._gmml import GMML_METHOD  # pyDML's algorithms
+from .closed_form._llda import KLLDA_METHOD, LLDA_METHOD  # pyDML's algorithms
+from .weak._lsml import LSML_METHOD  # metric-learn's weakly supervised algorithms
+from .weak._scml import SCML_METHOD
+from .weak._sdml import SDML_METHOD
 
 __all__ = ["BUILTIN", "methods", "register_method", "get_method", "resolve", "available_methods"]
 
@@ -109,7 +109,7 @@ def get_method(name: str) -> Method:
 
 def _combined(loss: dict) -> Method:
     """The record of a weighted sum of gradient losses, ``{name: weight}``."""
-    from ._gradient import combined_loss
+    from .core._gradient import combined_loss
 
     if not loss:
         raise ValueError("A combined loss needs at least one {name: weight} entry.")

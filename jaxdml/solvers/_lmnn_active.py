@@ -53,7 +53,7 @@ from ._lmnn_candidates import CandidateIndex
 __all__ = ["ActiveSetResult", "minimize_active_set", "stratified_subsample", "ACTIVE_SET_DEFAULTS"]
 
 #: defaults of the active-set solver when ``jaxdml.fit`` routes ``loss="lmnn"`` to it (the routing policy
-#: itself is LMNN's record: ``jaxdml.methods._lmnn.ACTIVE_SET_ROUTE``)
+#: itself is LMNN's record: ``jaxdml.methods.gradient._lmnn.ACTIVE_SET_ROUTE``)
 #: (``max_n``: above it each refresh's exact O(N^2 d) search is too slow on a CPU, and the active set
 #: runs on a class-stratified subsample of ``subsample`` rows instead: :func:`stratified_subsample`)
 #: (``chunked_above``: above it each refresh searches one chunk of ``chunk_rows`` reference rows

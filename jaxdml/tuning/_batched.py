@@ -9,7 +9,7 @@ stopping test, so it gets what its own fit gets), and on an accelerator the traj
 points are batched with ``jax.vmap``. The k-NN scores of all grid points of a fold are then computed
 together by :func:`jaxdml.classifiers._multidml.knn_batched`.
 
-The preparation is the fit's own plan (:func:`jaxdml.methods._plan.plan`). Anything outside that case (the
+The preparation is the fit's own plan (:func:`jaxdml.methods.core._plan.plan`). Anything outside that case (the
 minibatch, multi-device paths or the method's route (LMNN's active set), a PCA pre-projection,
 integer or structural parameters in the grid, k-NN options other than ``weights``, diagnostics other
 than ``loss``/``n_iter``/``converged``/``time``) returns None and the caller fits one point at a time.
@@ -35,11 +35,11 @@ from .._warnings import warn
 from ..classifiers._multidml import knn_batched
 from ..exceptions import ConvergenceWarning
 from ..linalg import components_from_metric
-from ..methods._base import GradientMetricLearner
-from ..methods._engine import resolve_n_components, split_settings
-from ..methods._gradient import PROBLEM_KEYS, solve_loss
-from ..methods._plan import plan
-from ..methods._record import SETTINGS
+from ..methods.core._base import GradientMetricLearner
+from ..methods.core._engine import resolve_n_components, split_settings
+from ..methods.core._gradient import PROBLEM_KEYS, solve_loss
+from ..methods.core._plan import plan
+from ..methods.core._record import SETTINGS
 from ..solvers._driver import default_patience, split_hyper
 from ._multitol import multi_tol_runner
 
@@ -88,7 +88,7 @@ def _eligible(base, points, metrics, knn_args) -> bool:
 
 
 def _prepare(est, X, y, width):
-    """The arguments of the fit's ``minimize`` call, from the fit's own plan (:func:`jaxdml.methods._plan.plan`,
+    """The arguments of the fit's ``minimize`` call, from the fit's own plan (:func:`jaxdml.methods.core._plan.plan`,
     as ``solve_loss`` makes it), or None when the fit would not take the plain full-batch path of the driver
     (the method's route, a PCA pre-projection, minibatches, a callback, devices or a probed callable). With the
     default ``pad_to="auto"`` the problem is padded to ``width`` rows (the grid's folds share one program; no

@@ -1,0 +1,2 @@
+"""Ordinal learners: the class codes read as grades (LODML / KODML, CMOML / KCMOML) and their shared
+neighbourhoods."""
