@@ -295,7 +295,7 @@ def test_klmnn_rejects_bad_kernels(wine_minmax):
 
 def test_kernel_basis_factorises_the_kernel_matrix():
     """``K = Z Z^T`` with ``Z = K P^T`` and ``P K P^T = I`` on the numerical rank of ``K``."""
-    from jaxdml.methods.gradient._klmnn import kernel_basis
+    from jaxdml.methods.core._landmarks import kernel_basis
 
     rng = np.random.default_rng(5)
     X = rng.normal(size=(12, 3))
@@ -335,7 +335,8 @@ def test_klmnn_impostor_candidates(wine_small):
     padded rows included): covering every other-class row gives the exact LMNN loss and gradient;
     fewer candidates drop hinge terms, so the loss is at most the exact one."""
     from jaxdml.kernels import kernel_matrix
-    from jaxdml.methods.gradient._klmnn import _kernel_problem, kernel_basis
+    from jaxdml.methods.core._landmarks import kernel_basis
+    from jaxdml.methods.gradient._klmnn import _kernel_problem
 
     X, y = wine_small
     n = len(X)

@@ -13,6 +13,7 @@ from jaxdml import losses
 from jaxdml.exceptions import ConvergenceWarning
 from jaxdml.neighbors import _within_radius, active_impostors
 from jaxdml.solvers._lmnn_active import _radii, initial_scale, minimize_active_set
+from jaxdml.methods.core._sampling import stratified_subsample
 
 
 def _data(rng, n, d=5, c=4):
@@ -247,7 +248,7 @@ def test_a_search_budget_visits_the_chunk_searched_longest_ago_first(rng):
 
 
 def test_stratified_subsample_keeps_class_shares_and_small_classes():
-    from jaxdml.solvers._lmnn_active import stratified_subsample
+    from jaxdml.methods.core._sampling import stratified_subsample
 
     codes = np.r_[np.zeros(700, int), np.ones(290, int), np.full(10, 2)]
     keep = stratified_subsample(codes, 100, random_state=0, min_per_class=4)
@@ -268,7 +269,7 @@ def test_above_max_n_the_active_set_runs_on_a_stratified_subsample(rng, small_th
     monkeypatch.setitem(_lmnn_active.ACTIVE_SET_DEFAULTS, "subsample", 450)
     sub = jaxdml.fit(X, y, loss="lmnn", random_state=0)
     assert sub.info["solver"] == "active_set" and sub.info["subsample"] and sub.info["n_fitted_rows"] == 450
-    keep = _lmnn_active.stratified_subsample(np.unique(y, return_inverse=True)[1], 450, 0, min_per_class=4)
+    keep = stratified_subsample(np.unique(y, return_inverse=True)[1], 450, 0, min_per_class=4)
     direct = jaxdml.fit(X[keep], y[keep], loss="lmnn", random_state=0)  # the same solver on those rows
     assert direct.info["solver"] == "active_set" and not direct.info["subsample"]
     np.testing.assert_allclose(sub.L, direct.L, rtol=1e-6, atol=1e-7)

@@ -288,7 +288,7 @@ def test_mlkr_fits_a_random_subsample_above_max_rows():
     kw = dict(loss="mlkr", early_stopping=False, random_state=3, max_iter=5)
     res = jaxdml.fit(X, y, max_rows=120, **kw)
     assert res.info["subsample"] and res.info["n_fitted_rows"] == 120
-    from jaxdml.solvers._lmnn_active import stratified_subsample
+    from jaxdml.methods.core._sampling import stratified_subsample
 
     keep = stratified_subsample(np.zeros(300, int), 120, 3)  # one class: a uniform random subsample
     np.testing.assert_array_equal(res.L, jaxdml.fit(X[keep], y[keep], max_rows=None, **kw).L)

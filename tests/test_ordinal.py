@@ -167,7 +167,7 @@ def test_fit_converges_and_kernel_version_with_linear_kernel_equals_it(rng, x64,
 
 @pytest.mark.filterwarnings("ignore::jaxdml.exceptions.ConvergenceWarning")
 def test_max_rows_fits_a_grade_stratified_subsample(rng):
-    from jaxdml.solvers._lmnn_active import stratified_subsample
+    from jaxdml.methods.core._sampling import stratified_subsample
 
     X, y = _graded(rng, n=120)
     kw = dict(max_iter=3, random_state=0)

@@ -12,44 +12,52 @@ The package itself is callable: ``jaxdml.methods()`` is :func:`methods`.
 import sys as _sys
 import types as _types
 
-from .closed_form._anmm import ANMM, KANMM
-from .core._base import BaseMetricLearner, GradientMetricLearner, KernelMetricLearner
-from .gradient._collapse import LDML, MCML
-from .closed_form._covariance import Covariance
-from .weak._dml_eig import DMLEig
-from .closed_form._dmlmj import DMLMJ, KDMLMJ
-from .core._engine import run
-from .core._gradient import gradient_method
-from .weak._itml import ITML
-from .closed_form._kda import KDA
-from .gradient._klmnn import KLMNN
+from .._validation import Interval, Options
+from ._compat import SolverSpec, register_solver  # noqa: F401  (deprecated: register_method, Method)
+from ._fixed import Metric, Transformer  # fixed distances (pyDML's Metric, Transformer)
 from ._learner import MetricLearner
+from ._registry import BUILTIN, available_methods, get_method, methods, register_method, resolve
+from .closed_form._anmm import ANMM, KANMM
+from .closed_form._covariance import Covariance
+from .closed_form._dmlmj import DMLMJ, KDMLMJ
+from .closed_form._kda import KDA
 from .closed_form._lfda import LFDA
 from .closed_form._linear import LDA, PCA, Euclidean
+from .closed_form._llda import KLLDA, LLDA  # pyDML's algorithms
+from .core._base import BaseMetricLearner, GradientMetricLearner, KernelMetricLearner
+from .core._engine import run
+from .core._gradient import gradient_method
+from .core._record import SETTINGS, LossSpec, Method
+from .core._tuple_classifiers import _PairsClassifierMixin, _QuadrupletsClassifierMixin, _TripletsClassifierMixin
+from .gradient._collapse import LDML, MCML
+from .gradient._klmnn import KLMNN
 from .gradient._lmnn import LMNN
-from .weak._lsi import LSI
 from .gradient._mlkr import MLKR
-from .weak._mmc import MMC
 from .gradient._nca import NCA
 from .gradient._ncm import NCMC, NCMML
-from .._validation import Interval, Options
-from .weak._rca import RCA
-from .ordinal._odml import KODML, LODML  # ordinal metric learning
 from .ordinal._cmoml import CMOML, KCMOML  # ordinal metric learning
-from .core._record import SETTINGS, LossSpec, Method
-from .weak._lsml import LSML  # metric-learn's weakly supervised algorithms
-from .weak._scml import SCML
-from .weak._sdml import SDML
-from ._registry import BUILTIN, available_methods, get_method, methods, register_method, resolve
-from ._compat import SolverSpec, register_solver  # noqa: F401  (deprecated: register_method, Method)
+from .ordinal._odml import KODML, LODML  # ordinal metric learning
+
 # weak supervision and the Mahalanobis API (metric-learn parity)
 from .weak._constraints import Constraints
-from .weak._supervised import (ITML_Supervised, LSML_Supervised, MMC_Supervised, RCA_Supervised, SCML_Supervised,
-                          SDML_Supervised, supervised_alias)
-from .core._tuple_classifiers import _PairsClassifierMixin, _QuadrupletsClassifierMixin, _TripletsClassifierMixin
+from .weak._dml_eig import DMLEig
 from .weak._gmml import GMML  # pyDML's algorithms
-from .closed_form._llda import KLLDA, LLDA  # pyDML's algorithms
-from ._fixed import Metric, Transformer  # fixed distances (pyDML's Metric, Transformer)
+from .weak._itml import ITML
+from .weak._lsi import LSI
+from .weak._lsml import LSML  # metric-learn's weakly supervised algorithms
+from .weak._mmc import MMC
+from .weak._rca import RCA
+from .weak._scml import SCML
+from .weak._sdml import SDML
+from .weak._supervised import (
+    ITML_Supervised,
+    LSML_Supervised,
+    MMC_Supervised,
+    RCA_Supervised,
+    SCML_Supervised,
+    SDML_Supervised,
+    supervised_alias,
+)
 
 __all__ = [
     "Method", "LossSpec", "methods", "register_method", "get_method", "available_methods", "gradient_method", "run",

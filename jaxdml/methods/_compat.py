@@ -8,9 +8,9 @@ import inspect
 import warnings
 from typing import Callable, NamedTuple, Optional
 
+from ._registry import BUILTIN, methods, register_method
 from .core._gradient import gradient_method
 from .core._record import SETTINGS, LossSpec, Method
-from ._registry import BUILTIN, methods, register_method
 
 __all__ = ["SolverSpec", "register_solver", "solvers_table", "register_loss", "loss_specs", "get_loss"]
 

@@ -8,10 +8,10 @@ import numpy as np
 from sklearn.utils.validation import validate_data
 
 from .._validation import Interval, check_params
+from ._registry import get_method
 from .core._base import BaseMetricLearner
 from .core._engine import run
 from .core._record import SETTINGS
-from ._registry import get_method
 
 __all__ = ["MetricLearner"]
 

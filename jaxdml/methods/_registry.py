@@ -12,29 +12,29 @@ import numbers
 import numpy as np
 
 from .closed_form._anmm import ANMM_METHOD, KANMM_METHOD
-from .gradient._collapse import LDML_METHOD, MCML_METHOD
 from .closed_form._covariance import COVARIANCE_METHOD
-from .weak._dml_eig import DML_EIG_METHOD
 from .closed_form._dmlmj import DMLMJ_METHOD, KDMLMJ_METHOD
-from .core._gradient import gradient_method
-from .weak._itml import ITML_METHOD
 from .closed_form._kda import KDA_METHOD
-from .gradient._klmnn import KLMNN_METHOD
 from .closed_form._lfda import LFDA_METHOD
 from .closed_form._linear import EUCLIDEAN, LDA_METHOD, PCA_METHOD
+from .closed_form._llda import KLLDA_METHOD, LLDA_METHOD  # pyDML's algorithms
+from .core._gradient import gradient_method
+from .core._record import LossSpec, Method
+from .gradient._collapse import LDML_METHOD, MCML_METHOD
+from .gradient._klmnn import KLMNN_METHOD
 from .gradient._lmnn import LMNN_METHOD, LMNN_METRIC_METHOD
 from .gradient._mlkr import MLKR_METHOD
-from .weak._mmc import MMC_METHOD
-from .weak._lsi import LSI_METHOD
 from .gradient._nca import NCA_METHOD
 from .gradient._ncm import NCMC_METHOD, NCMML_METHOD
-from .weak._rca import RCA_METHOD
-from .ordinal._odml import KODML_METHOD, LODML_METHOD  # ordinal metric learning
 from .ordinal._cmoml import CMOML_METHOD, KCMOML_METHOD  # ordinal metric learning
-from .core._record import LossSpec, Method
+from .ordinal._odml import KODML_METHOD, LODML_METHOD  # ordinal metric learning
+from .weak._dml_eig import DML_EIG_METHOD
 from .weak._gmml import GMML_METHOD  # pyDML's algorithms
-from .closed_form._llda import KLLDA_METHOD, LLDA_METHOD  # pyDML's algorithms
+from .weak._itml import ITML_METHOD
+from .weak._lsi import LSI_METHOD
 from .weak._lsml import LSML_METHOD  # metric-learn's weakly supervised algorithms
+from .weak._mmc import MMC_METHOD
+from .weak._rca import RCA_METHOD
 from .weak._scml import SCML_METHOD
 from .weak._sdml import SDML_METHOD
 

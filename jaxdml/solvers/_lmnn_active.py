@@ -50,12 +50,12 @@ from ..losses import lmnn_pairs
 from ._driver import make_optimizer, minimize
 from ._lmnn_candidates import CandidateIndex
 
-__all__ = ["ActiveSetResult", "minimize_active_set", "stratified_subsample", "ACTIVE_SET_DEFAULTS"]
+__all__ = ["ActiveSetResult", "minimize_active_set", "ACTIVE_SET_DEFAULTS"]
 
 #: defaults of the active-set solver when ``jaxdml.fit`` routes ``loss="lmnn"`` to it (the routing policy
 #: itself is LMNN's record: ``jaxdml.methods.gradient._lmnn.ACTIVE_SET_ROUTE``)
 #: (``max_n``: above it each refresh's exact O(N^2 d) search is too slow on a CPU, and the active set
-#: runs on a class-stratified subsample of ``subsample`` rows instead: :func:`stratified_subsample`)
+#: runs on a class-stratified subsample of ``subsample`` rows instead, drawn by the method layer)
 #: (``chunked_above``: above it each refresh searches one chunk of ``chunk_rows`` reference rows
 #: with candidates within ``chunk_cand_slack`` margins, instead of every stale chunk)
 ACTIVE_SET_DEFAULTS = dict(max_iter=500, refresh_every=50, slack=0.5, cand_slack=2.0, max_n=100_000,
@@ -72,28 +72,6 @@ class ActiveSetResult(NamedTuple):
     loss_history: np.ndarray
     failed: bool
     info: dict
-
-
-def stratified_subsample(codes, size: int, random_state=None, *, min_per_class: int = 1):
-    """Sorted row indices of a class-stratified random subset of ``size`` rows (all rows when there
-    are not more): each class keeps ``min(count, min_per_class)`` rows, and the other rows are shared
-    in proportion to the classes' remaining counts (largest remainders first)."""
-    codes = np.asarray(codes)
-    n = codes.size
-    if n <= size:
-        return np.arange(n)
-    rng = np.random.default_rng(seed_from(random_state))
-    classes, counts = np.unique(codes, return_counts=True)
-    take = np.minimum(counts, min_per_class)
-    left = counts - take
-    share = left * max(size - take.sum(), 0) / max(left.sum(), 1)
-    take = take + np.floor(share).astype(int)
-    for i in np.argsort(-(share - np.floor(share)), kind="stable"):
-        if take.sum() >= size:
-            break
-        take[i] += take[i] < counts[i]
-    keep = [rng.choice(np.flatnonzero(codes == c), t, replace=False) for c, t in zip(classes, take)]
-    return np.sort(np.concatenate(keep))
 
 
 @jax.jit

@@ -6,21 +6,38 @@ from __future__ import annotations
 
 import numbers
 
+import numpy as np
+
 from ..._padding import pad_neighbourhoods, pad_rows, pad_square, resolve_bucket
 from ..._runtime import x64_call
 from ..._validation import Interval
-import numpy as np
-
 from ...eigen import anmm_components, kanmm_components
 from ...eigen._anmm import kanmm_components_truncated
 from ...eigen._truncated import use_truncated
 from ..core._base import BaseMetricLearner, KernelMetricLearner
 from ..core._landmarks import N_LANDMARKS_DOC, landmark_result, resolve_landmarks
-from ..core._neighbourhoods import (KERNEL_ATTRIBUTES, KERNEL_DOC, MAX_ANCHORS_DOC, anchor_rows, anchored_rows,
-                              kernel_neighbourhoods, kernel_parameters, kernel_result, landmark_problem,
-                              linear_neighbourhoods, training_kernel)
-from ..core._record import (EIGEN_SOLVER, EIGEN_SOLVER_DOC, KERNEL_CONSTRAINTS, KERNEL_DEFAULTS, MAX_ROWS, POSITIVE_INT,
-                      Method)
+from ..core._neighbourhoods import (
+    KERNEL_ATTRIBUTES,
+    KERNEL_DOC,
+    MAX_ANCHORS_DOC,
+    anchor_rows,
+    anchored_rows,
+    kernel_neighbourhoods,
+    kernel_parameters,
+    kernel_result,
+    landmark_problem,
+    linear_neighbourhoods,
+    training_kernel,
+)
+from ..core._record import (
+    EIGEN_SOLVER,
+    EIGEN_SOLVER_DOC,
+    KERNEL_CONSTRAINTS,
+    KERNEL_DEFAULTS,
+    MAX_ROWS,
+    POSITIVE_INT,
+    Method,
+)
 
 _N_COMPONENTS = [Interval(numbers.Integral, 1, None), None]
 

@@ -8,12 +8,12 @@ import numbers
 import jax
 import numpy as np
 
+from ..._executable_cache import cached_jit
 from ..._runtime import x64_call
 from ..._validation import Interval
 from ...eigen._covariance import inverse_sqrt_psd
 from ..core._base import BaseMetricLearner
 from ..core._record import Method
-from ..._executable_cache import cached_jit
 
 __all__ = ["Covariance", "COVARIANCE_METHOD"]
 

@@ -16,8 +16,15 @@ from ..._warnings import warn as _warn
 from ...solvers._result import KernelFittedMetric
 from ._engine import check_hyper, check_settings, run, split_settings
 from ._record import KERNEL_CONSTRAINTS, SETTINGS, Method
-from ._tuples import (TUPLE_NAMES, fit_kwargs, form_tuples, input_kind, points_from_indices, prepare_tuples,
-                      reads_indices)
+from ._tuples import (
+    TUPLE_NAMES,
+    fit_kwargs,
+    form_tuples,
+    input_kind,
+    points_from_indices,
+    prepare_tuples,
+    reads_indices,
+)
 
 __all__ = ["BaseMetricLearner", "GradientMetricLearner", "KernelMetricLearner", "WARM_START_CALLBACK"]
 

@@ -13,11 +13,11 @@ import numbers
 import jax
 import numpy as np
 
+from ..._logging import log_history, show_progress
 from ..._runtime import single_threaded_blas
+from ..._validation import Interval, check_data, check_n_components, check_params, encode_labels
 from ...compilation import ensure_default_cache
 from ...config import get_matmul_precision
-from ..._logging import log_history, show_progress
-from ..._validation import Interval, check_data, check_n_components, check_params, encode_labels
 from ...linalg import components_from_metric
 from ...solvers._result import FittedMetric
 from ._record import SETTING_CONSTRAINTS, SETTINGS, Method

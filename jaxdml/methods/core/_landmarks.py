@@ -164,3 +164,25 @@ def landmark_result(L, lm: Landmarks, n_components: int, kernel, params, info, *
     A[:k] = L[:k, :lm.T.shape[1]] @ lm.T.T if on_features else L[:k, :lm.Z.shape[0]]
     info = dict(info, n_landmarks=int(lm.Z.shape[0]), landmark_rank=int(lm.T.shape[1]), landmarks=lm.index)
     return KernelFittedMetric(L=A, X_fit=lm.Z, kernel=kernel, kernel_params=params, info=info, **fields)
+
+
+#: eigenvalues of K below this fraction of the largest are treated as zero
+_EIG_RTOL = 1e-10
+
+
+def kernel_basis(K: np.ndarray):
+    """``(Z, P)`` with ``K ~= Z Z^T``, ``Z = K P^T = U S^{1/2}`` and ``P = S^{-1/2} U^T``.
+
+    Eigenvalues of the symmetrised ``K`` at or below ``1e-10`` times the largest are dropped, so
+    ``P`` (rank x N) is bounded. Raises if ``K`` has no positive eigenvalue.
+    """
+    K = 0.5 * (K + K.T)
+    w, U = np.linalg.eigh(K)
+    w, U = w[::-1], U[:, ::-1]
+    if not w.size or not w[0] > 0:
+        raise ValueError("The kernel matrix has no positive eigenvalue (it is zero or not PSD); check the kernel.")
+    keep = w > _EIG_RTOL * w[0]
+    w, U = w[keep], U[:, keep]
+    Z = U * np.sqrt(w)
+    P = (U / np.sqrt(w)).T
+    return Z, P

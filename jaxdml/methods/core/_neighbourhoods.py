@@ -9,14 +9,13 @@ executable.
 
 from __future__ import annotations
 
-
 import numpy as np
 
+from ..._padding import pad_neighbourhoods, resolve_bucket
+from ..._warnings import warn as _warn
 from ...kernels import check_kernel_params, kernel_matrix
 from ...neighbors import other_class_neighbors, same_class_neighbors
 from ...solvers._result import KernelFittedMetric
-from ..._warnings import warn as _warn
-from ..._padding import pad_neighbourhoods, resolve_bucket
 from ._landmarks import nystrom, padded_features
 from ._record import rows_to_fit
 

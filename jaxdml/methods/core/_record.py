@@ -10,7 +10,7 @@ import optax
 
 from ..._validation import Interval, Options
 from ...kernels import KERNELS
-from ...solvers._lmnn_active import stratified_subsample
+from ._sampling import stratified_subsample
 
 __all__ = ["Method", "LossSpec", "Route", "SETTINGS", "GRADIENT_SETTINGS", "SETTING_CONSTRAINTS"]
 

@@ -9,10 +9,10 @@ from ..._validation import Interval
 from ...losses import ldml, mcml
 from ...losses._ldml import ldml_pairs
 from ...problems import make_pairs_problem
-from ..core._record import LossSpec
 from ..core._base import GradientMetricLearner
 from ..core._gradient import BLOCK_ELEMENTS, gradient_method
 from ..core._plan import execute, plan
+from ..core._record import LossSpec
 from ..core._tuple_classifiers import _PairsClassifierMixin
 
 __all__ = ["MCML", "LDML", "MCML_METHOD", "LDML_METHOD", "COLLAPSE_LARGE_N"]

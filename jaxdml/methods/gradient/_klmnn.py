@@ -31,36 +31,14 @@ from ...solvers._driver import make_optimizer, minimize
 from ...solvers._result import KernelFittedMetric
 from ..core._base import GradientMetricLearner, KernelMetricLearner
 from ..core._gradient import finish, solve_loss
-from ..core._landmarks import landmark_result, nystrom, resolve_landmarks
-from ._lmnn import LMNN_CONSTRAINTS, LMNN_DEFAULTS, LMNN_METHOD
+from ..core._landmarks import kernel_basis, landmark_result, nystrom, resolve_landmarks
 from ..core._record import KERNEL_CONSTRAINTS, Method
+from ._lmnn import LMNN_CONSTRAINTS, LMNN_DEFAULTS, LMNN_METHOD
 
-__all__ = ["KLMNN", "KLMNN_METHOD", "kernel_basis"]
+__all__ = ["KLMNN", "KLMNN_METHOD"]
 
 #: ``max_components`` for kernel methods: the bound (the rank of K) is only known from the data.
 _UNBOUNDED = 2**62
-
-#: eigenvalues of K below this fraction of the largest are treated as zero
-_EIG_RTOL = 1e-10
-
-
-def kernel_basis(K: np.ndarray):
-    """``(Z, P)`` with ``K ~= Z Z^T``, ``Z = K P^T = U S^{1/2}`` and ``P = S^{-1/2} U^T``.
-
-    Eigenvalues of the symmetrised ``K`` at or below ``1e-10`` times the largest are dropped, so
-    ``P`` (rank x N) is bounded. Raises if ``K`` has no positive eigenvalue.
-    """
-    K = 0.5 * (K + K.T)
-    w, U = np.linalg.eigh(K)
-    w, U = w[::-1], U[:, ::-1]
-    if not w.size or not w[0] > 0:
-        raise ValueError("The kernel matrix has no positive eigenvalue (it is zero or not PSD); check the kernel.")
-    keep = w > _EIG_RTOL * w[0]
-    w, U = w[keep], U[:, keep]
-    Z = U * np.sqrt(w)
-    P = (U / np.sqrt(w)).T
-    return Z, P
-
 
 def _dimension(n_components, r):
     if n_components == _UNBOUNDED or n_components is None:

@@ -10,12 +10,13 @@ import numpy as np
 
 from ..._validation import Interval, Options, check_params
 from ...losses import lmnn, lmnn_metric
-from ...solvers._lmnn_active import ACTIVE_SET_DEFAULTS, minimize_active_set, stratified_subsample
+from ...solvers._lmnn_active import ACTIVE_SET_DEFAULTS, minimize_active_set
 from ...solvers._result import FittedMetric
-from ..core._record import LossSpec, Route
 from ..core._base import GradientMetricLearner
 from ..core._gradient import BLOCK_ELEMENTS, gradient_method
 from ..core._plan import finish
+from ..core._record import LossSpec, Route
+from ..core._sampling import stratified_subsample
 
 __all__ = ["LMNN", "LMNN_METHOD", "LMNN_METRIC_METHOD", "LMNN_CONSTRAINTS", "LMNN_DEFAULTS", "ACTIVE_SET_ROUTE"]
 

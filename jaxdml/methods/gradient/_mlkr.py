@@ -9,17 +9,17 @@ import jax.numpy as jnp
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ..._padding import resolve_bucket
 from ..._executable_cache import cached_jit
+from ..._padding import resolve_bucket
 from ..._runtime import to_device
 from ..._validation import Interval, Options
+from ..._warnings import warn_not_converged
 from ...linalg import centred_rows
 from ...losses._mlkr import RegressionProblem, mlkr
 from ...solvers._driver import make_optimizer, minimize
 from ...solvers._init import initial_components
 from ..core._base import BaseMetricLearner
 from ..core._gradient import finish
-from ..weak._pairs import warn_not_converged
 from ..core._record import MAX_ROWS, Method, rows_to_fit
 
 __all__ = ["MLKR", "MLKR_METHOD", "MLKR_MAX_ITER", "MLKR_MAX_ROWS"]

@@ -10,9 +10,9 @@ from ..._validation import Interval, Options
 from ..._warnings import warn
 from ...losses import nca
 from ...solvers._init import initial_components
-from ..core._record import LossSpec
 from ..core._base import WARM_START_CALLBACK, GradientMetricLearner
 from ..core._gradient import BLOCK_ELEMENTS, gradient_method
+from ..core._record import LossSpec
 
 __all__ = ["NCA", "NCA_METHOD", "NCA_LARGE_N"]
 

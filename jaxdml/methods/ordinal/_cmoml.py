@@ -8,11 +8,20 @@ import numbers
 from ..._validation import Interval, Options
 from ...losses._ordinal import cmoml
 from ..core._base import KernelMetricLearner
-from ._odml import _COMMON, _OrdinalLearner
 from ..core._landmarks import N_LANDMARKS_DOC
-from ._ordinal import (KERNEL_INIT, KERNEL_SETTINGS, LINEAR_SETTINGS, MAX_ROWS_DOC, UNBOUNDED,
-                       nearest_neighbourhoods, nearest_search, solve_kernel, solve_linear)
 from ..core._record import KERNEL_CONSTRAINTS, MAX_ROWS, Method
+from ._odml import _COMMON, _OrdinalLearner
+from ._ordinal import (
+    KERNEL_INIT,
+    KERNEL_SETTINGS,
+    LINEAR_SETTINGS,
+    MAX_ROWS_DOC,
+    UNBOUNDED,
+    nearest_neighbourhoods,
+    nearest_search,
+    solve_kernel,
+    solve_linear,
+)
 
 __all__ = ["CMOML", "KCMOML", "CMOML_METHOD", "KCMOML_METHOD"]
 

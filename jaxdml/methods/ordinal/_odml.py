@@ -9,9 +9,19 @@ from ..._validation import Interval, Options
 from ...losses._ordinal import odml
 from ..core._base import BaseMetricLearner, KernelMetricLearner
 from ..core._landmarks import N_LANDMARKS_DOC
-from ._ordinal import (KERNEL_INIT, KERNEL_SETTINGS, LINEAR_SETTINGS, MAX_ROWS_DOC, POSITIVE_INT, UNBOUNDED,
-                       odml_neighbourhoods, odml_search, solve_kernel, solve_linear)
 from ..core._record import KERNEL_CONSTRAINTS, MAX_ROWS, Method
+from ._ordinal import (
+    KERNEL_INIT,
+    KERNEL_SETTINGS,
+    LINEAR_SETTINGS,
+    MAX_ROWS_DOC,
+    POSITIVE_INT,
+    UNBOUNDED,
+    odml_neighbourhoods,
+    odml_search,
+    solve_kernel,
+    solve_linear,
+)
 
 __all__ = ["LODML", "KODML", "LODML_METHOD", "KODML_METHOD"]
 

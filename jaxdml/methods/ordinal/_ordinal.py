@@ -26,8 +26,7 @@ from ...solvers._driver import make_optimizer, minimize
 from ...solvers._init import initial_components
 from ...solvers._result import KernelFittedMetric
 from ..core._gradient import finish
-from ..gradient._klmnn import kernel_basis
-from ..core._landmarks import landmark_result, nystrom, resolve_landmarks
+from ..core._landmarks import kernel_basis, landmark_result, nystrom, resolve_landmarks
 from ..core._record import rows_to_fit
 
 __all__ = ["check_grades", "odml_neighbourhoods", "nearest_neighbourhoods", "odml_search", "nearest_search",

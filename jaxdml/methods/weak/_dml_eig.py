@@ -10,13 +10,22 @@ from sklearn.utils import check_random_state
 
 from ..._padding import bucket_size
 from ..._runtime import to_device
-from ...problems import make_pairs_problem
-from ...solvers._lmnn_active import stratified_subsample
 from ..._validation import Interval
 from ...losses._dml_eig import dml_eig_solve
-from ._pairs import (DENSE_PAIRS_LIMIT, ESTIMATOR_CONSTRAINTS, PAIRS_CONSTRAINTS, PairsMetricLearner,
-                     factor_result, pair_problem, similar_scatter64, supervision, warn_not_converged)
+from ...problems import make_pairs_problem
 from ..core._record import POSITIVE_REAL, Method
+from ..core._sampling import stratified_subsample
+from ._pairs import (
+    DENSE_PAIRS_LIMIT,
+    ESTIMATOR_CONSTRAINTS,
+    PAIRS_CONSTRAINTS,
+    PairsMetricLearner,
+    factor_result,
+    pair_problem,
+    similar_scatter64,
+    supervision,
+    warn_not_converged,
+)
 
 __all__ = ["DMLEig", "DML_EIG_METHOD", "DML_EIG_ANCHORS", "DML_EIG_IMPOSTORS"]
 

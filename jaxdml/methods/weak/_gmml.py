@@ -10,8 +10,15 @@ from sklearn.utils import check_random_state
 from ..._validation import Interval, Options
 from ...eigen._gmml import gmml_metric, label_pair_scatters, pair_scatters
 from ...exceptions import NonPSDError
-from ._pairs import ESTIMATOR_CONSTRAINTS, PAIRS_CONSTRAINTS, PairsMetricLearner, check_both_kinds, sample_pairs, supervision
 from ..core._record import Method
+from ._pairs import (
+    ESTIMATOR_CONSTRAINTS,
+    PAIRS_CONSTRAINTS,
+    PairsMetricLearner,
+    check_both_kinds,
+    sample_pairs,
+    supervision,
+)
 
 __all__ = ["GMML", "GMML_METHOD"]
 

@@ -15,9 +15,17 @@ from ...exceptions import NonPSDError
 from ...linalg import centred_rows
 from ...losses._itml import itml_bregman
 from ...problems import labelled_pairs
-from ._pairs import (ESTIMATOR_CONSTRAINTS, PAIRS_CONSTRAINTS, PERCENTILE_PAIRS, PairsMetricLearner, factor_result,
-                     sample_pairs, supervision, warn_not_converged)
 from ..core._record import POSITIVE_REAL, Method
+from ._pairs import (
+    ESTIMATOR_CONSTRAINTS,
+    PAIRS_CONSTRAINTS,
+    PERCENTILE_PAIRS,
+    PairsMetricLearner,
+    factor_result,
+    sample_pairs,
+    supervision,
+    warn_not_converged,
+)
 
 __all__ = ["ITML", "ITML_METHOD"]
 

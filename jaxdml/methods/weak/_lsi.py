@@ -6,17 +6,24 @@ from __future__ import annotations
 
 import numbers
 
+import jax
 import numpy as np
 from sklearn.utils import check_random_state
-
-import jax
 
 from ..._runtime import x64_call
 from ..._validation import Interval, Options
 from ...losses._lsi import lsi_solve
-from ._pairs import (ESTIMATOR_CONSTRAINTS, PAIRS_CONSTRAINTS, PairsMetricLearner, factor_result, pair_problem,
-                     similar_scatter64, supervision, warn_not_converged)
 from ..core._record import POSITIVE_REAL, Method
+from ._pairs import (
+    ESTIMATOR_CONSTRAINTS,
+    PAIRS_CONSTRAINTS,
+    PairsMetricLearner,
+    factor_result,
+    pair_problem,
+    similar_scatter64,
+    supervision,
+    warn_not_converged,
+)
 
 __all__ = ["LSI", "LSI_METHOD", "LSI_DEFAULT_REG", "LSI_MAX_ITER"]
 

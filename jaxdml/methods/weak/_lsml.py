@@ -15,11 +15,11 @@ from ..._validation import Interval, Options
 from ...losses._lsml import QuadrupletProblem, lsml
 from ...solvers._driver import make_optimizer, minimize
 from ..core._gradient import finish
+from ..core._index_tuples import TupleMetricLearner, check_index_tuples
+from ..core._record import Method
+from ..core._tuple_classifiers import _QuadrupletsClassifierMixin
 from ._itml import _itml_prior
 from ._pairs import sample_pairs
-from ..core._record import Method
-from ..core._index_tuples import TupleMetricLearner, check_index_tuples
-from ..core._tuple_classifiers import _QuadrupletsClassifierMixin
 
 __all__ = ["LSML", "LSML_METHOD", "quadruplets_from_labels"]
 

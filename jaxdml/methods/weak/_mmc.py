@@ -13,8 +13,16 @@ from ..._validation import Interval, Options
 from ...solvers._mmc_diagonal import mmc_diagonal_solve
 from ._itml import _itml_prior
 from ._lsi import LSI_METHOD
-from ._pairs import (ESTIMATOR_CONSTRAINTS, SAMPLED_PAIRS, PairsMetricLearner, check_both_kinds, factor_result,
-                     sample_pairs, supervision, warn_not_converged)
+from ._pairs import (
+    ESTIMATOR_CONSTRAINTS,
+    SAMPLED_PAIRS,
+    PairsMetricLearner,
+    check_both_kinds,
+    factor_result,
+    sample_pairs,
+    supervision,
+    warn_not_converged,
+)
 
 __all__ = ["MMC", "MMC_METHOD", "MMC_DIAGONAL_MAX_ITER"]
 

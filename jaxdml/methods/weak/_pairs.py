@@ -39,15 +39,14 @@ import numpy as np
 from sklearn.utils.validation import validate_data
 
 from ..._padding import bucket_size
-from ..._validation import Interval
+from ..._validation import Interval, check_pair_labels, index_tuples
+from ..._warnings import warn as _warn
+from ..._warnings import warn_not_converged
 from ...linalg import components_from_metric
 from ...problems import labelled_pairs, make_pairs_problem, make_problem
 from ..core._base import BaseMetricLearner
 from ..core._tuple_classifiers import _PairsClassifierMixin
-from ..._validation import check_pair_labels, index_tuples
 from ..core._tuples import input_kind
-from ..._warnings import warn as _warn
-from ..._warnings import warn_not_converged
 
 __all__ = ["PairsMetricLearner", "PAIRS_CONSTRAINTS", "ESTIMATOR_CONSTRAINTS", "supervision", "sample_pairs",
            "pair_problem", "similar_scatter64", "factor_result", "warn_not_converged", "DENSE_PAIRS_LIMIT",

@@ -14,13 +14,13 @@ from ..._padding import bucket_size
 from ..._runtime import to_device
 from ..._validation import Interval, Options
 from ..._warnings import warn as _warn
+from ..._warnings import warn_not_converged
 from ...exceptions import ConvergenceWarning
 from ...losses._scml import scml_rda
 from ...neighbors import knn_search
-from ...solvers._lmnn_active import stratified_subsample
-from ._pairs import warn_not_converged
-from ..core._record import Method
 from ..core._index_tuples import TupleMetricLearner, check_index_tuples
+from ..core._record import Method
+from ..core._sampling import stratified_subsample
 from ..core._tuple_classifiers import _TripletsClassifierMixin
 
 __all__ = ["SCML", "SCML_METHOD", "SCML_MAX_TRIPLETS", "knn_triplets", "lda_basis", "triplet_diffs_basis"]

@@ -9,14 +9,20 @@ import jax
 import numpy as np
 from sklearn.utils import check_random_state
 
+from ..._executable_cache import cached_jit
 from ..._runtime import x64_call
 from ..._validation import Interval, Options
 from ...losses._sdml import sdml_admm, sdml_objective
-from ._itml import _itml_prior
-from ._pairs import (ESTIMATOR_CONSTRAINTS, PAIRS_CONSTRAINTS, PairsMetricLearner, sample_pairs, supervision,
-                     warn_not_converged)
 from ..core._record import Method
-from ..._executable_cache import cached_jit
+from ._itml import _itml_prior
+from ._pairs import (
+    ESTIMATOR_CONSTRAINTS,
+    PAIRS_CONSTRAINTS,
+    PairsMetricLearner,
+    sample_pairs,
+    supervision,
+    warn_not_converged,
+)
 
 __all__ = ["SDML", "SDML_METHOD", "sdml_matrix"]
 
