@@ -11,8 +11,8 @@ compile events).
 ``--options`` picks how the programs are compiled:
 
 * ``default``: XLA's default options for every program;
-* ``quick``: :data:`jaxdml._runtime.QUICK_COMPILE_OPTIONS` for every program;
-* ``auto``: jaxdml's rule (quick up to :data:`jaxdml._runtime.QUICK_COMPILE_MAX_ELEMENTS` elements
+* ``quick``: :data:`jaxdml._runtime._device.QUICK_COMPILE_OPTIONS` for every program;
+* ``auto``: jaxdml's rule (quick up to :data:`jaxdml._runtime._device.QUICK_COMPILE_MAX_ELEMENTS` elements
   of traced arguments, the defaults above).
 
     python benchmarks/bench_compile.py                                    # NCA, LMNN, ITML ... on wine, cancer, digits
@@ -60,7 +60,8 @@ def worker(method: str, dataset: str, options: str) -> dict:
     import numpy as np
 
     import jaxdml
-    from jaxdml import _executable_cache, _runtime
+    from jaxdml._runtime import _device as _runtime
+    from jaxdml._runtime import _executable_cache
 
     if options == "default":
         _runtime.QUICK_COMPILE_MAX_ELEMENTS = -1

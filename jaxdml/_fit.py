@@ -7,7 +7,7 @@ validates the data and parameters once and runs the record's solve step.
 
 from __future__ import annotations
 
-from ._runtime import blas_single_threaded
+from ._runtime._device import blas_single_threaded
 from .compilation import ensure_default_cache
 from .methods import resolve, run
 from .solvers._result import FittedMetric

@@ -23,8 +23,9 @@ memory maps.)
 from __future__ import annotations
 
 import os
-from . import _executable_cache
-from ._warnings import warn as _warn
+
+from ._runtime import _executable_cache
+from ._runtime._warnings import warn as _warn
 
 __all__ = [
     "enable_compilation_cache",

@@ -8,7 +8,7 @@ import functools
 
 import jax
 
-from . import _executable_cache
+from ._runtime import _executable_cache
 
 __all__ = ["set_memory_budget", "get_memory_budget", "memory_budget", "block_elements", "set_matmul_precision",
            "get_matmul_precision", "matmul_precision", "precise", "set_executable_cache", "get_executable_cache"]

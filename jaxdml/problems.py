@@ -15,10 +15,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._padding import bucket_size
-from .neighbors import other_class_neighbors, same_class_neighbors
+from ._runtime._padding import bucket_size
+from ._runtime._warnings import warn as _warn
 from ._validation import check_data, check_pair_labels, encode_labels, index_tuples
-from ._warnings import warn as _warn
+from .neighbors import other_class_neighbors, same_class_neighbors
 
 __all__ = [
     "LabeledProblem",

@@ -34,7 +34,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import linalg
-from ._runtime import to_device
+from ._runtime._device import to_device
 from .compilation import ensure_default_cache
 
 __all__ = ["retrieval_scores", "precision_at_1", "r_precision", "map_at_r", "recall_at_k", "clustering_scores",

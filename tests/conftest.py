@@ -145,7 +145,8 @@ def _compilation_caches_restored():
     """The caches stay as pytest_configure set them: a test that switches them in the worker (the
     command line's ``--no-cache`` runs in process) would otherwise change them for every later test
     of that worker."""
-    from jaxdml import _executable_cache, compilation
+    from jaxdml import compilation
+    from jaxdml._runtime import _executable_cache
 
     saved = (jax.config.jax_enable_compilation_cache, jax.config.jax_compilation_cache_dir,
              dict(compilation._state), dict(_executable_cache._state))

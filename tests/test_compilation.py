@@ -22,7 +22,7 @@ SCRIPT = textwrap.dedent("""
         warnings.simplefilter("always")
         jaxdml.fit(X, y, loss="nca", max_iter=3)
     bad = [str(w.message) for w in caught if "compilation cache" in str(w.message)]
-    print(json.dumps(dict(hits=len(hits), xhits=jaxdml._executable_cache.stats()["hits"],
+    print(json.dumps(dict(hits=len(hits), xhits=jaxdml._runtime._executable_cache.stats()["hits"],
                           dir=jax.config.jax_compilation_cache_dir, bad=bad)))
 """)
 
@@ -125,7 +125,7 @@ def test_cross_validation_folds_share_one_program_and_nothing_else_compiles():
     import numpy as np
 
     import jaxdml
-    from jaxdml._padding import bucket_size
+    from jaxdml._runtime._padding import bucket_size
 
     assert bucket_size(160) == bucket_size(161) == bucket_size(187) == 192
     assert bucket_size(1000) == 1024 and bucket_size(4000) <= 4000 * 1.125
@@ -158,7 +158,7 @@ def test_quick_compile_options_fall_back_where_xla_does_not_know_them(monkeypatc
     import jax.numpy as jnp
     import numpy as np
 
-    from jaxdml import _runtime
+    from jaxdml._runtime import _device as _runtime
 
     f = _runtime.jit_quick_compile(lambda x: 2.0 * x + 1.0)
     np.testing.assert_array_equal(np.asarray(f(jnp.arange(3.0))), [1.0, 3.0, 5.0])
@@ -214,7 +214,8 @@ def test_default_cache_is_left_off_where_it_must_be(monkeypatch, tmp_path):
     JAX, runs several jax.distributed processes, or the folder cannot be created (a warning then)."""
     import jax
 
-    from jaxdml import _executable_cache, compilation
+    from jaxdml import compilation
+    from jaxdml._runtime import _executable_cache
 
     saved_enabled = jax.config.jax_enable_compilation_cache
     saved_executables = dict(_executable_cache._state)

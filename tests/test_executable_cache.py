@@ -1,4 +1,4 @@
-"""The executable cache (jaxdml._executable_cache): keys computed without tracing, fallbacks on
+"""The executable cache (jaxdml._runtime._executable_cache): keys computed without tracing, fallbacks on
 every kind of bad entry, results identical with and without it."""
 
 import hashlib
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import jaxdml
-from jaxdml import _executable_cache as xc
+from jaxdml._runtime import _executable_cache as xc
 from jaxdml import config
 
 
@@ -51,7 +51,7 @@ def _key(f, *args, **kw):
 
 def _without_cache(*args, **kw):
     """``_affine`` as a call with this layer off runs it: the reference of "the same with and
-    without the cache" (compiled with the same options, jaxdml._runtime.quick_compile_applies)."""
+    without the cache" (compiled with the same options, jaxdml._runtime._device.quick_compile_applies)."""
     saved = xc._state["enabled"]
     xc.set_enabled(False)
     try:
@@ -163,7 +163,7 @@ def test_cpu_key_without_proc_cpuinfo(monkeypatch):
     processor names alone."""
     import platform
 
-    from jaxdml import _executable_key as xk
+    from jaxdml._runtime import _executable_key as xk
 
     def unreadable(path, *a, **k):
         raise OSError(f"{path}: not readable")
@@ -179,7 +179,7 @@ def test_cpu_key_reads_proc_cpuinfo_without_starting_a_subprocess(monkeypatch):
     processor name (``uname -p`` in a subprocess on Linux, a few ms of every process) is not asked."""
     import platform
 
-    from jaxdml import _executable_key as xk
+    from jaxdml._runtime import _executable_key as xk
 
     monkeypatch.setattr(platform, "processor", lambda: pytest.fail("platform.processor() was called"))
     with open("/proc/cpuinfo") as fh:
@@ -207,7 +207,7 @@ def test_calls_the_key_cannot_describe_go_through_jit(folder):
     assert s1["stores"] == s0["stores"]
     assert not os.path.isdir(folder) or not os.listdir(folder)
     for out in outs:  # inside a trace XLA's default options, at top level the quick ones for this small
-        # program (jaxdml._runtime.quick_compile_applies): two float32 tanh layers fused differently
+        # program (jaxdml._runtime._device.quick_compile_applies): two float32 tanh layers fused differently
         # differ by a few ulps (float32's is 1.2e-7)
         np.testing.assert_allclose(np.asarray(out), expected, rtol=1e-5)
 
@@ -521,7 +521,7 @@ def test_second_process_loads_bit_identical_fits(tmp_path):
     bit-identical."""
     code = (
         "import numpy as np, jaxdml\nfrom jaxdml.solvers._driver import trace_count\n"
-        "from jaxdml import _executable_cache as xc\nfrom sklearn.datasets import load_iris\n"
+        "from jaxdml._runtime import _executable_cache as xc\nfrom sklearn.datasets import load_iris\n"
         "X, y = load_iris(return_X_y=True)\n"
         "a = jaxdml.NCA(max_iter=20, random_state=0).fit(X, y).components_\n"
         "b = jaxdml.ITML(random_state=0, max_iter=50).fit(X, y).components_\n"
@@ -545,7 +545,7 @@ def test_small_programs_compile_with_the_quick_options_on_a_cpu(monkeypatch):
     """On a CPU a program whose traced arguments hold at most QUICK_COMPILE_MAX_ELEMENTS elements
     compiles as jax.jit with QUICK_COMPILE_OPTIONS (its compiled HLO is that one's, not the default
     one's), a larger one with XLA's defaults; the choice is part of the key."""
-    from jaxdml import _runtime
+    from jaxdml._runtime import _device as _runtime
 
     suite_flags = os.environ.get("XLA_FLAGS", "")
     monkeypatch.setenv("XLA_FLAGS", "")  # no option set by the user (XLA read the real flags at start)
@@ -578,7 +578,7 @@ def test_small_programs_compile_with_the_quick_options_on_a_cpu(monkeypatch):
 def test_a_jaxlib_without_the_quick_options_compiles_with_the_defaults(folder, monkeypatch, cache_on):
     """An option this jaxlib does not know: the call compiles with XLA's defaults instead of failing
     (and remembers it for the process), with and without the cache."""
-    from jaxdml import _runtime
+    from jaxdml._runtime import _device as _runtime
 
     monkeypatch.setattr(_runtime, "QUICK_COMPILE_OPTIONS", {"xla_no_such_option_in_any_jaxlib": True})
     monkeypatch.setitem(_runtime._QUICK, "known", True)
@@ -593,7 +593,7 @@ def test_a_jaxlib_without_the_quick_options_compiles_with_the_defaults(folder, m
 def test_options_the_user_set_in_xla_flags_win(monkeypatch):
     """A compile option would override XLA_FLAGS: jaxdml leaves out the ones the user set, and with
     none left compiles every program as plain jax.jit does."""
-    from jaxdml import _runtime
+    from jaxdml._runtime import _device as _runtime
 
     monkeypatch.setenv("XLA_FLAGS", "--xla_backend_optimization_level=3")
     assert _runtime.quick_compile_options() == {"xla_cpu_use_fusion_emitters": False}
@@ -607,7 +607,7 @@ def test_paused_gc_pauses_the_collector_and_restores_what_it_found():
     import gc
     import threading
 
-    from jaxdml._runtime import paused_gc
+    from jaxdml._runtime._device import paused_gc
 
     assert gc.isenabled()
     with paused_gc():

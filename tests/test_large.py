@@ -219,7 +219,7 @@ CACHE_SCRIPT = textwrap.dedent("""
     enable_compilation_cache(sys.argv[1])
     X = np.random.default_rng(0).random((60, 4)); y = np.arange(60) % 3
     jaxdml.fit(X, y, loss="nca", max_iter=5)
-    print(len(hits) + jaxdml._executable_cache.stats()["hits"])  # loads from JAX's cache or jaxdml's
+    print(len(hits) + jaxdml._runtime._executable_cache.stats()["hits"])  # loads from JAX's cache or jaxdml's
 """)
 
 

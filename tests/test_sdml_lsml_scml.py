@@ -13,7 +13,7 @@ from sklearn.datasets import load_iris
 from sklearn.preprocessing import MinMaxScaler
 
 import jaxdml
-from jaxdml._runtime import x64_call
+from jaxdml._runtime._device import x64_call
 from jaxdml.losses._lsml import QuadrupletProblem, lsml
 from jaxdml.losses._scml import scml_objective
 from jaxdml.losses._sdml import sdml_objective

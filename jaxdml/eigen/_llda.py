@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.scipy.linalg import solve_triangular
 
-from .._runtime import to_device
+from .._runtime._device import to_device
 from ..linalg import symmetrize
 from ._common import sign_flip
 from ._kda import kernel_coordinates

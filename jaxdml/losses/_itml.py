@@ -14,7 +14,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from .._executable_cache import cached_jit
+from .._runtime._executable_cache import cached_jit
 from ..linalg import symmetrize
 
 __all__ = [

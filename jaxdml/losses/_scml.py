@@ -21,7 +21,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from .._executable_cache import cached_jit
+from .._runtime._executable_cache import cached_jit
 
 __all__ = ["scml_objective", "scml_streamed_objective", "scml_rda", "SCMLState"]
 

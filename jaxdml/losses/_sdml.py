@@ -20,7 +20,8 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
-from .._executable_cache import cached_jit
+
+from .._runtime._executable_cache import cached_jit
 
 __all__ = ["sdml_objective", "sdml_admm", "SDMLState"]
 

@@ -4,7 +4,7 @@ This layer sits below the method layer and does not reach into it: ``fit`` and t
 are :func:`jaxdml.fit`, :func:`jaxdml.methods` and :func:`jaxdml.register_method`.
 """
 
-from .._runtime import x64_call
+from .._runtime._device import x64_call
 from ._driver import SolverResult, make_optimizer, minimize, trace_count
 from ._init import initial_components
 from ._lbfgs import lbfgs

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import jax
 
-from .._logging import progress_line
+from .._runtime._logging import progress_line
 
 __all__ = ["progress", "user_callback", "run_with_callback"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils import check_random_state
 
-from .._runtime import x64_call
+from .._runtime._device import x64_call
 from ..eigen import lda_components, pca_components
 
 INIT_OPTIONS = ("auto", "identity", "pca", "lda", "random")

@@ -11,7 +11,7 @@ import numpy as np
 import optax
 from optax import tree_utils as otu
 
-from .._runtime import paused_gc
+from .._runtime._device import paused_gc
 from ._lbfgs import is_trial_state
 
 __all__ = ["has_linesearch_state", "uses_linesearch", "default_patience"]

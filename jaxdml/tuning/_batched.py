@@ -29,10 +29,10 @@ import jax.numpy as jnp
 import numpy as np
 from sklearn.base import clone
 
-from ..config import precise
-from .._runtime import jit_quick_compile, to_device
-from .._warnings import warn
+from .._runtime._device import jit_quick_compile, to_device
+from .._runtime._warnings import warn
 from ..classifiers._multidml import knn_batched
+from ..config import precise
 from ..exceptions import ConvergenceWarning
 from ..linalg import components_from_metric
 from ..methods.core._base import GradientMetricLearner

@@ -17,9 +17,17 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from .._runtime import jit_quick_compile
-from ..solvers._driver import (SolverResult, all_finite, count_trace, has_linesearch_state, initial_state, settled,
-                               stationary, value_and_grad_for)
+from .._runtime._device import jit_quick_compile
+from ..solvers._driver import (
+    SolverResult,
+    all_finite,
+    count_trace,
+    has_linesearch_state,
+    initial_state,
+    settled,
+    stationary,
+    value_and_grad_for,
+)
 from ..solvers._lbfgs import is_trial_state
 
 __all__ = ["multi_tol_runner"]
@@ -74,7 +82,7 @@ def _trial_body(optimizer, f, vg, projection, patience: int, max_iter: int, tols
 def multi_tol_runner(loss_fn, optimizer, projection, max_iter: int, patience: int, static_items: tuple):
     """``run(params0, problem, hyper, tols, learning_rate) -> SolverResult`` with a leading axis of
     ``len(tols)`` on every field (``loss_history`` is the shared trajectory's); jitted, cached per
-    static configuration (compiled with :func:`jaxdml._runtime.jit_quick_compile`)."""
+    static configuration (compiled with :func:`jaxdml._runtime._device.jit_quick_compile`)."""
     static = dict(static_items)
 
     def run(params0, problem, hyper, tols, learning_rate):

@@ -8,8 +8,8 @@ import numbers
 
 import numpy as np
 
-from ..._padding import pad_neighbourhoods, pad_rows, pad_square, resolve_bucket
-from ..._runtime import x64_call
+from ..._runtime._device import x64_call
+from ..._runtime._padding import pad_neighbourhoods, pad_rows, pad_square, resolve_bucket
 from ..._validation import Interval
 from ...eigen import anmm_components, kanmm_components
 from ...eigen._anmm import kanmm_components_truncated

@@ -8,8 +8,8 @@ import numbers
 import jax
 import numpy as np
 
-from ..._executable_cache import cached_jit
-from ..._runtime import x64_call
+from ..._runtime._device import x64_call
+from ..._runtime._executable_cache import cached_jit
 from ..._validation import Interval
 from ...eigen._covariance import inverse_sqrt_psd
 from ..core._base import BaseMetricLearner

@@ -6,8 +6,8 @@ import numbers
 
 import numpy as np
 
-from ..._padding import pad_rows, pad_square, resolve_bucket
-from ..._runtime import x64_call
+from ..._runtime._device import x64_call
+from ..._runtime._padding import pad_rows, pad_square, resolve_bucket
 from ..._validation import Interval
 from ...eigen import kda_components
 from ...kernels import kernel_matrix, nystrom_features

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numbers
 
-from ..._runtime import x64_call
+from ..._runtime._device import x64_call
 from ..._validation import Interval, Options
 from ...eigen._lfda import EMBEDDING_TYPES, lfda_components
 from ..core._base import BaseMetricLearner

@@ -6,7 +6,7 @@ import numbers
 
 import numpy as np
 
-from ..._runtime import x64_call
+from ..._runtime._device import x64_call
 from ..._validation import Interval
 from ...eigen import lda_components, pca_components
 from ..core._base import BaseMetricLearner

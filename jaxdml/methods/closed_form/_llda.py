@@ -7,8 +7,8 @@ import numbers
 
 import numpy as np
 
-from ..._padding import pad_square, resolve_bucket
-from ..._runtime import x64_call
+from ..._runtime._device import x64_call
+from ..._runtime._padding import pad_square, resolve_bucket
 from ..._validation import Interval, Options
 from ...eigen._lfda import AFFINITIES, lfda_components
 from ...eigen._llda import kllda_components, kllda_landmark_components

@@ -11,8 +11,8 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils import ClassifierTags
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..._runtime._warnings import warn as _warn
 from ..._validation import Interval, Options, check_class_labels, check_params, check_scale, labelled
-from ..._warnings import warn as _warn
 from ...solvers._result import KernelFittedMetric
 from ._engine import check_hyper, check_settings, run, split_settings
 from ._record import KERNEL_CONSTRAINTS, SETTINGS, Method

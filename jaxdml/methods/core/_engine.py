@@ -13,8 +13,8 @@ import numbers
 import jax
 import numpy as np
 
-from ..._logging import log_history, show_progress
-from ..._runtime import single_threaded_blas
+from ..._runtime._device import single_threaded_blas
+from ..._runtime._logging import log_history, show_progress
 from ..._validation import Interval, check_data, check_n_components, check_params, encode_labels
 from ...compilation import ensure_default_cache
 from ...config import get_matmul_precision

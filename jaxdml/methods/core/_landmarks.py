@@ -28,7 +28,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..._padding import bucket_size
+from ..._runtime._padding import bucket_size
 from ..._validation import seed_from
 from ...config import get_memory_budget
 from ...kernels import kernel_matrix

@@ -2,8 +2,8 @@
 sample (by Euclidean or feature-space distance) and the training kernel matrix.
 
 Validation, neighbourhood search and the kernel matrix cannot be traced; the maths are the pure
-``jnp`` functions of :mod:`jaxdml.eigen`, run in float64 through :func:`jaxdml._runtime.x64_call`
-on rows padded to a bucket size (:mod:`jaxdml._padding`), so that folds of similar size reuse one
+``jnp`` functions of :mod:`jaxdml.eigen`, run in float64 through :func:`jaxdml._runtime._device.x64_call`
+on rows padded to a bucket size (:mod:`jaxdml._runtime._padding`), so that folds of similar size reuse one
 executable.
 """
 
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._padding import pad_neighbourhoods, resolve_bucket
-from ..._warnings import warn as _warn
+from ..._runtime._padding import pad_neighbourhoods, resolve_bucket
+from ..._runtime._warnings import warn as _warn
 from ...kernels import check_kernel_params, kernel_matrix
 from ...neighbors import other_class_neighbors, same_class_neighbors
 from ...solvers._result import KernelFittedMetric

@@ -2,7 +2,7 @@
 
 ``plan(spec, name, X, codes, n_classes, ...)`` does the host-side preparation once: the method's route
 (``Method.route``: a solver that replaces the optax driver, e.g. LMNN's active set on large data), the
-padded problem pytree (rows padded to a bucket size by :mod:`jaxdml._padding`, with the target
+padded problem pytree (rows padded to a bucket size by :mod:`jaxdml._runtime._padding`, with the target
 neighbours or centroids the loss needs; or a problem the caller builds, e.g. LDML's pairs), the initial
 parameters, the optimizer and projection from the method's defaults and large-data policy, and the
 batching. It returns a :class:`GradientPlan`; :func:`execute` runs it (the route's solver, or
@@ -22,11 +22,11 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from ..._padding import bucket_size
-from ..._runtime import x64_call
+from ..._runtime._device import x64_call
+from ..._runtime._padding import bucket_size
+from ..._runtime._warnings import warn as _warn
+from ..._runtime._warnings import warn_not_converged
 from ..._validation import Interval, Options, check_params, seed_from
-from ..._warnings import warn as _warn
-from ..._warnings import warn_not_converged
 from ...eigen import pca_components
 from ...linalg import centred_rows, components_from_metric
 from ...problems import make_problem

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numbers
 
-from ..._padding import bucket_size
+from ..._runtime._padding import bucket_size
 from ..._validation import Interval
 from ...losses import ldml, mcml
 from ...losses._ldml import ldml_pairs

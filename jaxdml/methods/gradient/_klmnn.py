@@ -21,8 +21,8 @@ import jax.numpy as jnp
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ..._padding import bucket_size
-from ..._runtime import to_device
+from ..._runtime._device import to_device
+from ..._runtime._padding import bucket_size
 from ..._validation import Interval, Options
 from ...kernels import check_kernel_params, kernel_matrix
 from ...neighbors import other_class_neighbors, same_class_neighbors

@@ -9,11 +9,11 @@ import jax.numpy as jnp
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ..._executable_cache import cached_jit
-from ..._padding import resolve_bucket
-from ..._runtime import to_device
+from ..._runtime._device import to_device
+from ..._runtime._executable_cache import cached_jit
+from ..._runtime._padding import resolve_bucket
+from ..._runtime._warnings import warn_not_converged
 from ..._validation import Interval, Options
-from ..._warnings import warn_not_converged
 from ...linalg import centred_rows
 from ...losses._mlkr import RegressionProblem, mlkr
 from ...solvers._driver import make_optimizer, minimize

@@ -6,8 +6,8 @@ import numbers
 
 import numpy as np
 
+from ..._runtime._warnings import warn
 from ..._validation import Interval, Options
-from ..._warnings import warn
 from ...losses import nca
 from ...solvers._init import initial_components
 from ..core._base import WARM_START_CALLBACK, GradientMetricLearner

@@ -16,8 +16,8 @@ import numbers
 import jax.numpy as jnp
 import numpy as np
 
-from ..._padding import bucket_size, pad_neighbourhoods, resolve_bucket
-from ..._runtime import to_device
+from ..._runtime._device import to_device
+from ..._runtime._padding import bucket_size, pad_neighbourhoods, resolve_bucket
 from ..._validation import Interval, Options
 from ...kernels import check_kernel_params, feature_space_sq_dists, kernel_matrix
 from ...losses._ordinal import OrdinalProblem

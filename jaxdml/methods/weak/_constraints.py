@@ -14,8 +14,8 @@ import numbers
 import numpy as np
 from sklearn.utils import check_random_state
 
+from ..._runtime._warnings import warn as _warn
 from ..._validation import check_class_labels, labelled
-from ..._warnings import warn as _warn
 from ...problems import impostor_candidates, target_neighbors
 from ._rca import chunks_from_labels
 

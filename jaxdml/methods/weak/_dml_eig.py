@@ -8,8 +8,8 @@ import numbers
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ..._padding import bucket_size
-from ..._runtime import to_device
+from ..._runtime._device import to_device
+from ..._runtime._padding import bucket_size
 from ..._validation import Interval
 from ...losses._dml_eig import dml_eig_solve
 from ...problems import make_pairs_problem

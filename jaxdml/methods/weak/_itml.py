@@ -8,8 +8,8 @@ import numbers
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ..._padding import bucket_size
-from ..._runtime import x64_call
+from ..._runtime._device import x64_call
+from ..._runtime._padding import bucket_size
 from ..._validation import Interval, Options
 from ...exceptions import NonPSDError
 from ...linalg import centred_rows

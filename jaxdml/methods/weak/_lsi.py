@@ -10,7 +10,7 @@ import jax
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ..._runtime import x64_call
+from ..._runtime._device import x64_call
 from ..._validation import Interval, Options
 from ...losses._lsi import lsi_solve
 from ..core._record import POSITIVE_REAL, Method

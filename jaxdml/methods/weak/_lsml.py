@@ -9,8 +9,8 @@ import jax.numpy as jnp
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ..._padding import bucket_size
-from ..._runtime import to_device
+from ..._runtime._device import to_device
+from ..._runtime._padding import bucket_size
 from ..._validation import Interval, Options
 from ...losses._lsml import QuadrupletProblem, lsml
 from ...solvers._driver import make_optimizer, minimize

@@ -8,7 +8,7 @@ import numbers
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ..._runtime import x64_call
+from ..._runtime._device import x64_call
 from ..._validation import Interval, Options
 from ...solvers._mmc_diagonal import mmc_diagonal_solve
 from ._itml import _itml_prior

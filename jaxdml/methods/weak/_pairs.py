@@ -38,10 +38,10 @@ import numbers
 import numpy as np
 from sklearn.utils.validation import validate_data
 
-from ..._padding import bucket_size
+from ..._runtime._padding import bucket_size
+from ..._runtime._warnings import warn as _warn
+from ..._runtime._warnings import warn_not_converged
 from ..._validation import Interval, check_pair_labels, index_tuples
-from ..._warnings import warn as _warn
-from ..._warnings import warn_not_converged
 from ...linalg import components_from_metric
 from ...problems import labelled_pairs, make_pairs_problem, make_problem
 from ..core._base import BaseMetricLearner

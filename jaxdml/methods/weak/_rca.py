@@ -7,9 +7,9 @@ import numbers
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ..._runtime import x64_call
+from ..._runtime._device import x64_call
+from ..._runtime._warnings import warn as _warn
 from ..._validation import Interval
-from ..._warnings import warn as _warn
 from ...eigen._rca import rca_components
 from ..core._base import BaseMetricLearner
 from ..core._record import Method

@@ -10,11 +10,11 @@ import jax.numpy as jnp
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ..._padding import bucket_size
-from ..._runtime import to_device
+from ..._runtime._device import to_device
+from ..._runtime._padding import bucket_size
+from ..._runtime._warnings import warn as _warn
+from ..._runtime._warnings import warn_not_converged
 from ..._validation import Interval, Options
-from ..._warnings import warn as _warn
-from ..._warnings import warn_not_converged
 from ...exceptions import ConvergenceWarning
 from ...losses._scml import scml_rda
 from ...neighbors import knn_search

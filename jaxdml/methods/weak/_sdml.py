@@ -9,8 +9,8 @@ import jax
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ..._executable_cache import cached_jit
-from ..._runtime import x64_call
+from ..._runtime._device import x64_call
+from ..._runtime._executable_cache import cached_jit
 from ..._validation import Interval, Options
 from ...losses._sdml import sdml_admm, sdml_objective
 from ..core._record import Method

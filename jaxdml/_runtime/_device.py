@@ -123,7 +123,7 @@ def to_device(x, dtype=None):
 QUICK_COMPILE_OPTIONS = {"xla_cpu_use_fusion_emitters": False, "xla_backend_optimization_level": 2}
 _QUICK = {"known": True}
 
-#: On a CPU, every program of the executable cache (:func:`jaxdml._executable_cache.cached_jit`: the
+#: On a CPU, every program of the executable cache (:func:`jaxdml._runtime._executable_cache.cached_jit`: the
 #: solvers of ordinary fits) whose traced arguments hold at most this many elements in all is compiled
 #: with :data:`QUICK_COMPILE_OPTIONS` too: on such data the compile is most of a fit's cost. The bound
 #: is where a first fit and nine more of the same shape in one process (a 10-fold cross-validation)

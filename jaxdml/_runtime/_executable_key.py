@@ -4,7 +4,7 @@ Functions by module, qualified name and first line plus what they close over; st
 recursively; traced arguments by shape, dtype and weak type; JAX's trace context and the settings
 that layers above register with :func:`add_context` (jaxdml.config registers the memory budget and
 the matmul precision); the versions, backend, devices, CPU and ``XLA_FLAGS`` of the process; a hash
-of jaxdml's source. :mod:`jaxdml._executable_cache` stores and loads programs under it.
+of jaxdml's source. :mod:`jaxdml._runtime._executable_cache` stores and loads programs under it.
 """
 
 from __future__ import annotations
@@ -105,7 +105,7 @@ def describe(obj, _depth: int = 0):
 
 @functools.lru_cache(maxsize=1)
 def _source_hash() -> str:
-    root = os.path.dirname(os.path.abspath(__file__))
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the whole jaxdml package
     h = hashlib.sha256()
     for base, dirs, files in os.walk(root):
         dirs.sort()

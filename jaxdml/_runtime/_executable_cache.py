@@ -43,9 +43,8 @@ from collections import OrderedDict
 
 import numpy as np
 
+from ._executable_key import _ENV, Undescribable, _context, _environment, _leaf, add_context, describe, register_name  # noqa: F401
 from ._warnings import warn as _warn
-from ._executable_key import (_ENV, Undescribable, _context, _environment, _leaf, add_context,  # noqa: F401
-                              describe, register_name)
 
 __all__ = ["cached_jit", "register_name", "describe", "Undescribable", "stats", "clear_memory",
            "set_enabled", "is_enabled", "cache_dir", "add_context"]
@@ -297,7 +296,7 @@ class _CachedJit:
         another trace: options only go on a top-level jit)."""
         import jax
 
-        from ._runtime import quick_compile_applies, quick_compile_options
+        from ._device import quick_compile_applies, quick_compile_options
 
         leaves = jax.tree_util.tree_leaves((args, kwargs))
         if ("compiler_options" in self.jit_kwargs or any(isinstance(x, jax.core.Tracer) for x in leaves)
@@ -320,8 +319,8 @@ class _CachedJit:
 
     def _call(self, jitted, args, kwargs):
         """Call through ``jax.jit`` (which traces and compiles on a shape's first call: the
-        collector is paused, :func:`jaxdml._runtime.paused_gc`)."""
-        from ._runtime import call_quick, paused_gc
+        collector is paused, :func:`jaxdml._runtime._device.paused_gc`)."""
+        from ._device import call_quick, paused_gc
 
         with paused_gc():
             if jitted is self.jitted:
@@ -382,7 +381,7 @@ class _CachedJit:
             else:
                 self._remember(key, compiled)
                 return out
-        from ._runtime import paused_gc
+        from ._device import paused_gc
 
         try:
             with paused_gc():  # tracing and compiling: no collector passes over the whole heap
@@ -392,7 +391,7 @@ class _CachedJit:
         except Exception as exc:  # a jaxlib without one of the quick options: XLA's defaults
             if "compile option" not in str(exc) or self._options(args, kwargs) is None:
                 raise
-            from ._runtime import _QUICK
+            from ._device import _QUICK
 
             _QUICK["known"] = False
             return self(*args, **kwargs)

@@ -6,9 +6,9 @@ import os
 import sys
 import warnings
 
-from .exceptions import ConvergenceWarning
+from ..exceptions import ConvergenceWarning
 
-_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # jaxdml/
 
 __all__ = ["warn", "warn_not_converged"]
 
