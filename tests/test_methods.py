@@ -224,3 +224,28 @@ def test_deprecated_loss_table_forwards_to_the_method_records(iris, clean_regist
     with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match="param must be 'L' or 'M'; got 'Q'"):
         _compat.register_loss("bad", spec._replace(param="Q"))
     assert "bad" not in jaxdml.methods()
+
+
+def test_batchable_is_declared_on_the_record_of_plain_gradient_methods():
+    """The tuning grid batches a method when its record says so: every record built by ``gradient_method``
+    (NCA behind its one-class guard as well), no closed form and no method with a solve step of its own."""
+    from jaxdml.tuning._batched import _eligible
+
+    records = jaxdml.methods()
+    assert records["nca"].batchable and records["lmnn"].batchable and records["mcml"].batchable
+    for name in ("klmnn", "mlkr", "lsml", "lodml", "kda", "itml", "ncmc"):
+        assert not records[name].batchable, name
+    assert _eligible(jaxdml.NCA(), [{"reg": 0.1}], ["loss"], {})
+    assert _eligible(jaxdml.LMNN(), [{"mu": 0.3}], ["loss"], {})
+    assert not _eligible(jaxdml.MLKR(), [{"tol": 0.1}], ["loss"], {})
+
+
+def test_the_settings_table_is_checked_once_by_run_and_names_the_caller():
+    """``run`` checks a setting against the one table; the estimator's own check names the estimator."""
+    X, y = load_iris(return_X_y=True)
+    with pytest.raises(ValueError, match="jaxdml.fit"):
+        jaxdml.fit(X, y, loss="nca", learning_rate=-1.0)
+    with pytest.raises(ValueError, match="learning_rate"):
+        jaxdml.NCA(learning_rate=-1.0).fit(X, y)
+    with pytest.raises(ValueError, match="n_neighbors=5 must be smaller than n_samples=5"):
+        jaxdml.fit(X[::30], y[::30], loss="lmnn", n_neighbors=5)

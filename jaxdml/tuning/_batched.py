@@ -74,8 +74,7 @@ def _eligible(base, points, metrics, knn_args) -> bool:
     if not isinstance(base, GradientMetricLearner) or set(knn_args) - {"weights"}:
         return False
     record = base._get_record()
-    solve = inspect.unwrap(record.solve)  # a record's guard around solve_loss (e.g. NCA's) is looked through
-    if record.loss is None or not (isinstance(solve, functools.partial) and solve.func is solve_loss):
+    if not record.batchable or record.loss is None:
         return False
     if any(isinstance(m, str) and m not in _DIAGNOSTICS for m in metrics):
         return False

@@ -38,7 +38,7 @@ def gradient_method(name: str, spec: LossSpec, *, defaults=None, constraints=Non
         name=name, learns=spec.param, solve=solve,
         defaults=dict(defaults or {}),
         constraints={**GRADIENT_CONSTRAINTS, **(constraints or {})}, settings=GRADIENT_SETTINGS,
-        loss=spec, estimator=estimator, route=route,
+        loss=spec, estimator=estimator, route=route, batchable=True,
     )
 
 

@@ -13,7 +13,6 @@ tuning grid (:mod:`jaxdml.tuning._batched`, which runs the plan's arguments thro
 
 from __future__ import annotations
 
-import numbers
 import time
 from typing import Any, Callable, NamedTuple, Optional
 
@@ -26,7 +25,7 @@ from ..._runtime._device import x64_call
 from ..._runtime._padding import bucket_size
 from ..._runtime._warnings import warn as _warn
 from ..._runtime._warnings import warn_not_converged
-from ..._validation import Interval, Options, check_params, seed_from
+from ..._validation import seed_from
 from ...eigen import pca_components
 from ...linalg import centred_rows, components_from_metric
 from ...problems import make_problem
@@ -34,21 +33,13 @@ from ...projections import projection_psd
 from ...solvers._driver import make_optimizer, minimize, uses_linesearch
 from ...solvers._init import initial_components
 from ...solvers._result import FittedMetric
-from ._record import LossSpec, Route
+from ._record import LossSpec, Route, check_neighbour_count
 
 __all__ = ["GradientPlan", "plan", "execute", "finish", "PROBLEM_KEYS"]
 
 #: hyper-parameters consumed by make_problem rather than by the loss
 PROBLEM_KEYS = ("n_impostors", "n_centroids")
 
-_SETTING_CONSTRAINTS = dict(
-    tol=[Interval(numbers.Real, 0, None)],
-    batch_size=[Interval(numbers.Integral, 1, None), None, Options({"auto"})],
-    n_neighbors=[Interval(numbers.Integral, 1, None)],
-    learning_rate=[Interval(numbers.Real, 0, None, closed="neither"), None],
-    projection=[Options({"auto"}), "callable", None],
-    pad_to=[Options({"auto"}), Interval(numbers.Integral, 1, None), None],
-)
 
 
 class GradientPlan(NamedTuple):
@@ -167,11 +158,8 @@ def _batching(spec, n, bucket, n_dev, batch_size, n_candidates, optimizer, param
     if n_candidates == "auto":
         n_candidates = (spec.n_candidates if batch_size is not None and spec.candidates_above is not None
                         and n > spec.candidates_above else None)
-    elif n_candidates is not None:
-        if isinstance(n_candidates, bool) or not isinstance(n_candidates, numbers.Integral) or n_candidates < 1:
-            raise ValueError(f"n_candidates must be a positive int, None or 'auto'; got {n_candidates!r}.")
-        if batch_size is None:
-            raise ValueError("n_candidates requires minibatch training (set batch_size and a first-order optimizer).")
+    elif n_candidates is not None and batch_size is None:
+        raise ValueError("n_candidates requires minibatch training (set batch_size and a first-order optimizer).")
     return batch_size, n_candidates
 
 
@@ -219,8 +207,8 @@ def _setup(spec, X, codes, n_classes, n_components, *, init, n_neighbors, pad_to
         X = X @ pre.T
         n, d = X.shape
     needs_targets = "targets" in spec.needs
-    if needs_targets and n_neighbors >= n:
-        raise ValueError(f"n_neighbors={n_neighbors} must be smaller than n_samples={n}.")
+    if needs_targets:
+        check_neighbour_count(n_neighbors, n, "jaxdml.fit")
     devices, n_dev = _devices(devices)
     if problem_fn is not None:
         problem, n, bucket = problem_fn(X)
@@ -245,8 +233,6 @@ def plan(spec: LossSpec, name: str, X, codes, n_classes, *, n_components, random
     t_start = time.perf_counter()
     n_neighbors = 3 if n_neighbors is None else n_neighbors
     tol = 1e-5 if tol is None else tol
-    check_params(dict(tol=tol, batch_size=batch_size, n_neighbors=n_neighbors, learning_rate=learning_rate,
-                      projection=projection, pad_to=pad_to), _SETTING_CONSTRAINTS, owner="jaxdml.fit")
     n = n_total = X.shape[0]
     if route is not None and not route.applies(
             spec, n, optimizer=optimizer, batch_size=batch_size, n_candidates=n_candidates, devices=devices,

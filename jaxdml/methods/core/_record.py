@@ -12,7 +12,7 @@ from ..._validation import Interval, Options
 from ...kernels import KERNELS
 from ._sampling import stratified_subsample
 
-__all__ = ["Method", "LossSpec", "Route", "SETTINGS", "GRADIENT_SETTINGS", "SETTING_CONSTRAINTS"]
+__all__ = ["Method", "LossSpec", "Route", "SETTINGS", "GRADIENT_SETTINGS", "SETTING_CONSTRAINTS", "check_neighbour_count"]
 
 #: ``jaxdml.fit`` settings beyond the core (n_components, max_iter, tol, random_state, verbose), with
 #: the value that means "not set". A method receives the ones it lists in ``Method.settings``; giving
@@ -40,6 +40,13 @@ POSITIVE_INT = [Interval(numbers.Integral, 1, None)]
 POSITIVE_REAL = [Interval(numbers.Real, 0, None, closed="neither")]
 #: ``max_rows`` of the methods that fit a subsample of large data (MLKR, the ordinal learners)
 MAX_ROWS = [Options({"auto"}), Interval(numbers.Integral, 20, None), None]
+
+
+def check_neighbour_count(n_neighbors: int, n: int, owner: str) -> None:
+    """The one data-dependent check of ``n_neighbors`` (the settings table checks its type and range): a
+    method that pulls each row towards its ``n_neighbors`` nearest rows of its class needs more rows than that."""
+    if n_neighbors >= n:
+        raise ValueError(f"{owner}: n_neighbors={n_neighbors} must be smaller than n_samples={n}.")
 
 
 def rows_to_fit(codes, max_rows, auto: int, random_state, *, min_per_class: int = 1):
@@ -183,6 +190,10 @@ class Method(NamedTuple):
     route : Route or None
         Gradient methods: the solver that replaces the optax driver when its ``applies`` says so (LMNN's
         active set on large data); None: always the driver.
+    batchable : bool
+        Whether the tuning grid may fit its points as one vectorised program: the solve step is the plain
+        gradient plan (``execute(plan(...))`` of ``loss``, possibly behind a guard that only resolves
+        settings), so a grid of float hyper-parameters shares one compiled trajectory.
     """
 
     name: str
@@ -199,3 +210,4 @@ class Method(NamedTuple):
     labels: bool = True
     min_classes: int = 2
     route: Optional[Route] = None
+    batchable: bool = False

@@ -32,7 +32,7 @@ from ...solvers._result import KernelFittedMetric
 from ..core._base import GradientMetricLearner, KernelMetricLearner
 from ..core._gradient import finish, solve_loss
 from ..core._landmarks import kernel_basis, landmark_result, nystrom, resolve_landmarks
-from ..core._record import KERNEL_CONSTRAINTS, Method
+from ..core._record import KERNEL_CONSTRAINTS, Method, check_neighbour_count
 from ._lmnn import LMNN_CONSTRAINTS, LMNN_DEFAULTS, LMNN_METHOD
 
 __all__ = ["KLMNN", "KLMNN_METHOD"]
@@ -123,8 +123,7 @@ def _klmnn(X, codes, n_classes, *, n_components, random_state, max_iter, tol, ve
     if not callable(kernel):
         gamma, degree, coef0 = check_kernel_params(kernel, gamma, degree, coef0, d)
     kernel_params = {} if callable(kernel) else dict(gamma=gamma, degree=degree, coef0=coef0)
-    if n_neighbors >= n:
-        raise ValueError(f"jaxdml.fit(loss='klmnn'): n_neighbors={n_neighbors} must be smaller than n_samples={n}.")
+    check_neighbour_count(n_neighbors, n, "jaxdml.fit(loss='klmnn')")
     m = resolve_landmarks(n_landmarks, n, "KLMNN")
     if m is not None:
         return _klmnn_landmarks(X, codes, n_classes, m, n_components=n_components, kernel=kernel,
