@@ -31,7 +31,7 @@ from jaxdml.losses import (
     similar_scatter,
 )
 
-from ._reference import expected_failed_checks
+from ..._reference import expected_failed_checks
 
 
 # --------------------------------------------------------------------------- naive references

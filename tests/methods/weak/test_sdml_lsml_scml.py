@@ -27,7 +27,7 @@ def iris():
 
 
 def _metric_learn():
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "benchmarks"))
     try:
         from _harness import metric_learn_compat
     finally:

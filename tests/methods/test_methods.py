@@ -133,7 +133,7 @@ def test_cli_experiment_imports_plugins_that_register_methods(clean_registry, tm
     from jaxdml.cli import main
 
     (tmp_path / "jaxdml_whiten_plugin.py").write_text(
-        "import jaxdml\nfrom tests.test_methods import WHITEN\njaxdml.register_method(WHITEN, replace=True)\n")
+        "import jaxdml\nfrom tests.methods.test_methods import WHITEN\njaxdml.register_method(WHITEN, replace=True)\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     data = tmp_path / "data"
     data.mkdir()

@@ -5,10 +5,10 @@ Ported in spirit from metric-learn's test_mahalanobis_mixin.py (the metric funct
 pair_distance and transform, squared option, get_mahalanobis_matrix = L^T L), test_base_metric.py /
 test_utils.py (tuple inputs: shapes, arity, preprocessor as array or callable, the same fit either way)
 and test_sklearn_compat.py (weakly supervised learners fitted on tuples; the scikit-learn estimator
-checks themselves run in tests/test_estimators.py). Differences by design: one class takes labels or
+checks themselves run in tests/methods/test_estimators.py). Differences by design: one class takes labels or
 tuples (metric-learn has ``X`` / ``X_Supervised`` pairs of classes; the ``*_Supervised`` names exist as
 thin subclasses); pair labels are +1 / -1, 1 / 0 or booleans, converted once to +1 / -1, and any other
-value is an error (metric-learn ignores other values silently; tests/test_pair_labels.py); the
+value is an error (metric-learn ignores other values silently; tests/methods/weak/test_pair_labels.py); the
 tuple-classifier methods exist only once they apply (``hasattr`` is False otherwise).
 """
 

@@ -11,7 +11,7 @@ import pytest
 import jaxdml
 from jaxdml.losses import deep
 
-from . import _deep_reference as R
+from ... import _deep_reference as R
 
 Y = np.array([0, 0, 0, 1, 1, 1, 2, 2, 3, 0])  # class 3 has one row (no positive)
 ROWS = list(range(len(Y)))

@@ -14,14 +14,14 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import jaxdml
 
-from ._reference import expected_failed_checks
+from .._reference import expected_failed_checks
 
 # Estimators under the common checks, with small iteration budgets (as scikit-learn does for NCA).
 # No check is skipped; a tuple classifier's checks that call predict on points are expected to fail
 # (tests/_reference.py: TUPLE_CLASSIFIER_CHECKS). The default suite checks one estimator of each kind (unsupervised and
 # supervised eigen methods, chunklets, kernel, wrapper, weakly supervised); the others, and the
 # gradient learners (each check compiles their solver again for its data's shape), run in the slow
-# suite (tests/test_nca_sklearn_api.py ports scikit-learn's own NCA tests to the default suite).
+# suite (tests/ports/test_nca_sklearn_api.py ports scikit-learn's own NCA tests to the default suite).
 ESTIMATORS = [
     jaxdml.Euclidean(),
     jaxdml.LDA(),

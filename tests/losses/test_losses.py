@@ -9,7 +9,7 @@ from jax.test_util import check_grads
 import jaxdml
 from jaxdml import losses
 
-from . import _reference as ref
+from .. import _reference as ref
 
 
 def _data(rng, n=24, d=4, c=3):

@@ -8,7 +8,7 @@ import pytest
 
 from jaxdml.losses import deep
 
-from . import _deep_reference as R
+from ... import _deep_reference as R
 
 Y = np.array([0, 0, 0, 1, 1, 1, 2, 2, 3, 0, 1, 2])
 N = len(Y)

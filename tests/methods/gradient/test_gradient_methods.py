@@ -27,7 +27,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 import jaxdml
 from jaxdml import losses
 
-from ._reference import expected_failed_checks
+from ..._reference import expected_failed_checks
 
 
 # --------------------------------------------------------------------------- naive references

@@ -1,0 +1,1 @@
+"""Deep-metric-learning losses, miners, reducers and samplers."""

@@ -1,0 +1,1 @@
+"""Tests of the method layer (records, engine, estimators), by family in the subfolders."""

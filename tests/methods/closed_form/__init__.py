@@ -1,0 +1,1 @@
+"""Closed-form (eigen) methods and their kernel forms."""

@@ -1,0 +1,1 @@
+"""Gradient-trained methods (NCA, LMNN and its active set, KLMNN, NCM, MLKR, MCML, LDML)."""

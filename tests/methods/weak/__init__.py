@@ -1,0 +1,1 @@
+"""Weak supervision: pairs, triplets, quadruplets, chunklets, constraint generators."""
