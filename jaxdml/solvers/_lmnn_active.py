@@ -91,7 +91,9 @@ def initial_scale(Z, codes, valid, targets, target_mask, *, mu, margin, random_s
 
     ``T`` is exact; the push sum is estimated on ``n_anchors`` anchors against ``n_candidates``
     uniformly drawn rows (rescaled). ``f`` is convex and piecewise linear in ``a``; its minimiser
-    is found by bisection on the sign of ``f'`` in log space, within ``[1e-3, 1e4]``.
+    is found by bisection on the sign of ``f'`` in log space, within ``[1e-3, 1e4]`` widened by the data's
+    scale: by ``1 / t`` where ``t`` is the mean squared distance to a target neighbour (data that live in a
+    tiny range, e.g. min-max scaled rows with a few extreme outliers, need a factor far above 1e4).
     """
     Z = np.asarray(Z, np.float64)
     valid = np.asarray(valid, bool)
@@ -116,7 +118,8 @@ def initial_scale(Z, codes, valid, targets, target_mask, *, mu, margin, random_s
     def slope(a):
         return (1.0 - mu) * pull - mu * weight * float(np.sum(v[a * v < margin]))
 
-    lo, hi = 1e-3, 1e4
+    t = pull / max(float(tw.sum()), 1.0)
+    lo, hi = 1e-3 * min(1.0, 1.0 / t), 1e4 * max(1.0, 1.0 / t)
     if slope(lo) >= 0:
         return lo
     if slope(hi) <= 0:

@@ -106,6 +106,19 @@ def test_initial_scale_minimises_the_objective_along_the_ray(rng, x64):
     assert f(a) <= min(f(s) for s in grid) + 1e-9
 
 
+@pytest.mark.parametrize("c", [1e-3, 1e-4, 30.0])
+def test_initial_scale_is_scale_free(rng, x64, c):
+    """Squared distances scale by ``c**2``, so the minimiser along the ray scales by ``1 / c**2``: rows that live
+    in a tiny range (min-max scaled data with a few extreme outliers) get the factor they need, not a capped one
+    (the minimiser here is near 1, so at ``c = 1e-3`` it is near 1e6, far above the former 1e4 cap)."""
+    X, y = _data(rng, 200)
+    prob = jaxdml.make_problem(X, y, n_neighbors=3)
+    kw = dict(mu=0.5, margin=1.0, n_anchors=200, n_candidates=200, random_state=0)
+    a = initial_scale(X, y, np.ones(200, bool), prob.targets, prob.target_mask, **kw)
+    a_c = initial_scale(X * c, y, np.ones(200, bool), prob.targets, prob.target_mask, **kw)
+    np.testing.assert_allclose(a_c, a / c**2, rtol=1e-6)
+
+
 @pytest.mark.slow
 def test_solver_matches_full_batch_lbfgs_and_beats_the_sampled_path(rng, small_threshold):
     X, y = _data(rng, 500)
