@@ -586,8 +586,12 @@ def test_itml_default_pairs_rule():
     assert itml_default_pairs(2, 4) == 80 and itml_default_pairs(3, 100) == 180
     assert itml_default_pairs(26, 4) == 500 and itml_default_pairs(26, 16) == 2048
     assert itml_default_pairs(10, 32) == 2000 and itml_default_pairs(40, 32) == 8192
+    # above 4 096 rows at least N // 8 of each kind, at most 20 000; at or below, N plays no part
+    assert itml_default_pairs(2, 8, 4096) == 80 and itml_default_pairs(2, 8, 4097) == 512
+    assert itml_default_pairs(2, 8, 40_780) == 5097 and itml_default_pairs(2, 8, 10**6) == 20_000
+    assert itml_default_pairs(26, 16, 9_000) == 2048
     rng = np.random.RandomState(0)
-    # 30 classes of 10 rows: 1350 similar pairs to draw the 648 from (the rule does not depend on N)
+    # 30 classes of 10 rows: 1350 similar pairs to draw the 648 from (300 rows: N plays no part)
     X, y = rng.normal(size=(300, 9)), np.arange(300) % 30
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
