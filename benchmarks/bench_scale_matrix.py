@@ -352,12 +352,18 @@ def main(argv=None):
     p.add_argument("--update-readme", nargs="?", const="scale-matrix", default=None, metavar="BLOCK",
                    help="rewrite README.md's block between <!-- BLOCK:start --> and <!-- BLOCK:end --> with the "
                         "table (default block: scale-matrix; the GPU check uses gpu-check)")
-    p.add_argument("--from-json", default=None, help="make the table (and README block) from an earlier run's JSON")
+    p.add_argument("--from-json", nargs="+", default=None,
+                   help="make the table (and README block) from earlier runs' JSON; a later file's (method, data, N) "
+                        "replaces an earlier one's (a rerun of some methods after a fix)")
     args = p.parse_args(argv)
     if args.from_json:
-        with open(args.from_json) as fh:
-            run = json.load(fh)
-        return report(run["results"], run["machine"], run["args"], args)
+        merged, runs = {}, []
+        for path in args.from_json:
+            with open(path) as fh:
+                runs.append(json.load(fh))
+            merged.update({(r["method"], r["dataset"], str(r["n"])): r for r in runs[-1]["results"]})
+        plans = [p for run in runs for p in (run["args"].get("plan") or [])]
+        return report(list(merged.values()), runs[-1]["machine"], {**runs[-1]["args"], "plan": plans}, args)
     if args.worker:
         return worker(*args.worker)
 
@@ -413,8 +419,9 @@ def gain_check_table(results):
     rows (b: only Euclidean right, c: only the method), the sign test's p and the verdict; then the methods
     that fail it."""
     rows, verdicts = _large.gain_check(results)
-    failing = [f"{m} ({', '.join(v['significant_losses']) or 'mean gain'} "
-               f"{v['mean_gain_where_subset_beats'] * 100:+.2f} points)" for m, v in verdicts.items() if not v["ok"]]
+    failing = [f"{m} (significantly below on {', '.join(v['significant_losses']) or 'no set'}; mean all-rows gain "
+               f"where the subsets beat Euclidean {v['mean_gain_where_subset_beats'] * 100:+.2f} points)"
+               for m, v in verdicts.items() if not v["ok"]]
     slow = [f"{m} ({v['max_fit_s']:.0f} s)" for m, v in verdicts.items() if v["max_fit_s"] > 60]
     big = [f"{m} ({v['max_peak_rss_mib'] / 1024:.1f} GiB)" for m, v in verdicts.items() if v["max_peak_rss_mib"] > 4096]
     return (markdown_table(rows, CHECK_COLUMNS) + "\n\nGain check (round 16): "
