@@ -249,3 +249,21 @@ def test_the_settings_table_is_checked_once_by_run_and_names_the_caller():
         jaxdml.NCA(learning_rate=-1.0).fit(X, y)
     with pytest.raises(ValueError, match="n_neighbors=5 must be smaller than n_samples=5"):
         jaxdml.fit(X[::30], y[::30], loss="lmnn", n_neighbors=5)
+
+
+def test_a_measured_loss_on_the_record_warns_at_its_size_only():
+    """``Method.measured_loss``: ``run`` warns from ``rows`` training rows on, naming the method and what was
+    measured; below it, or without the field, nothing."""
+    import warnings as _w
+
+    from jaxdml.methods.core._record import MeasuredLoss
+
+    X, y = load_iris(return_X_y=True)
+    record = jaxdml.methods()["lda"]
+    noted = record._replace(measured_loss=MeasuredLoss(150, "Measured: a test, -1.00 points."))
+    with pytest.warns(UserWarning, match=r"lda: on 150 training rows .* Measured: a test, -1.00 points"):
+        jaxdml.methods.run(noted, X, y)
+    with _w.catch_warnings():
+        _w.simplefilter("error")
+        jaxdml.methods.run(noted, X[:149], y[:149])
+        jaxdml.methods.run(record, X, y)

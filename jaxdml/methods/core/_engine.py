@@ -15,6 +15,7 @@ import numpy as np
 
 from ..._runtime._device import single_threaded_blas
 from ..._runtime._logging import log_history, show_progress
+from ..._runtime._warnings import warn
 from ..._validation import Interval, check_data, check_n_components, check_params, encode_labels
 from ...compilation import ensure_default_cache
 from ...config import get_matmul_precision
@@ -161,6 +162,10 @@ def run(method: Method, X, y, *, n_components=None, max_iter=None, tol=None, ran
     if isinstance(random_state, np.random.Generator):  # internals take scikit-learn's forms
         random_state = np.random.RandomState(int(random_state.integers(2**32)))
     n_classes = 0 if classes is None else len(classes)
+    if method.measured_loss is not None and X.shape[0] >= method.measured_loss.rows:
+        warn(f"{method.name}: on {X.shape[0]} training rows this method's default may learn a metric worse than "
+             f"the Euclidean one for k-NN. {method.measured_loss.text} Compare it with loss='euclidean' on held-out "
+             "rows.", UserWarning)
     init = (settings or {}).get("init")
     if n_components is None and method.learns == "L" and not isinstance(init, str) and init is not None:
         shape = np.shape(init)  # an initial map fixes the output dimension (as scikit-learn's NCA)

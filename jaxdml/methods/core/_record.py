@@ -12,7 +12,7 @@ from ..._validation import Interval, Options
 from ...kernels import KERNELS
 from ._sampling import stratified_subsample
 
-__all__ = ["Method", "LossSpec", "Route", "SETTINGS", "GRADIENT_SETTINGS", "SETTING_CONSTRAINTS", "check_neighbour_count"]
+__all__ = ["Method", "LossSpec", "Route", "MeasuredLoss", "SETTINGS", "GRADIENT_SETTINGS", "SETTING_CONSTRAINTS", "check_neighbour_count"]
 
 #: ``jaxdml.fit`` settings beyond the core (n_components, max_iter, tol, random_state, verbose), with
 #: the value that means "not set". A method receives the ones it lists in ``Method.settings``; giving
@@ -117,6 +117,23 @@ class LossSpec(NamedTuple):
     auto_hyper: dict = {}
 
 
+class MeasuredLoss(NamedTuple):
+    """Where the defaults protocol measured a method's default fit below Euclidean k-NN on real data, at full
+    size, though it beat Euclidean on a 2 000-row subset of the same data (``benchmarks/PROTOCOL.md``):
+    :func:`jaxdml.methods.run` warns when a fit has at least ``rows`` training rows.
+
+    Attributes
+    ----------
+    rows : int
+        The fewest training rows of the data sets where the loss was measured.
+    text : str
+        What was measured (data sets, rows, points against Euclidean), ending the warning.
+    """
+
+    rows: int
+    text: str
+
+
 class Route(NamedTuple):
     """A solver that replaces the optax driver for some fits of a gradient method (its large-data path):
     the routing policy of the method, held by its record (``Method.route``) and applied once, by
@@ -194,6 +211,9 @@ class Method(NamedTuple):
         Whether the tuning grid may fit its points as one vectorised program: the solve step is the plain
         gradient plan (``execute(plan(...))`` of ``loss``, possibly behind a guard that only resolves
         settings), so a grid of float hyper-parameters shares one compiled trajectory.
+    measured_loss : MeasuredLoss or None
+        Where the defaults protocol measured the default fit below Euclidean k-NN at full size after a gain on a
+        2 000-row subset (the method's own objective, not an approximation of it); a fit at that size warns.
     """
 
     name: str
@@ -211,3 +231,4 @@ class Method(NamedTuple):
     min_classes: int = 2
     route: Optional[Route] = None
     batchable: bool = False
+    measured_loss: Optional[MeasuredLoss] = None

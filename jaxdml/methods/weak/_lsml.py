@@ -13,10 +13,9 @@ from ..._runtime._device import to_device
 from ..._runtime._padding import bucket_size
 from ..._validation import Interval, Options
 from ...losses._lsml import QuadrupletProblem, lsml
-from ...solvers._driver import make_optimizer, minimize
-from ..core._gradient import finish
+from ..core._plan import execute, plan
 from ..core._index_tuples import TupleMetricLearner, check_index_tuples
-from ..core._record import Method
+from ..core._record import LossSpec, Method
 from ..core._tuple_classifiers import _QuadrupletsClassifierMixin
 from ._itml import _itml_prior
 from ._pairs import sample_pairs
@@ -67,22 +66,26 @@ def _lsml(X, codes, n_classes, *, n_components, random_state, max_iter, tol, ver
     Vab, Vcd, w = Vab[keep], Vcd[keep], w[keep] / w[keep].sum()
     M0 = _itml_prior(prior, X, "LSML", random_state)
     P = np.linalg.inv(M0)
-    n, pad = Vab.shape[0], bucket_size(Vab.shape[0]) - Vab.shape[0]
-    dtype = jnp.result_type(float)
-    zpad = lambda A: np.concatenate([A, np.zeros((pad,) + A.shape[1:])])  # noqa: E731
-    problem = QuadrupletProblem(to_device(zpad(np.stack([Vab, Vcd], axis=1)), dtype),
-                                to_device(zpad(w), dtype), to_device(0.5 * (P + P.T), dtype))
-    L0 = np.linalg.cholesky(M0).T  # M0 = L0^T L0
-    max_iter = 200 if max_iter is None else int(max_iter)
-    tol = 1e-6 if tol is None else float(tol)
-    opt = make_optimizer(optimizer or "lbfgs") if optimizer is None or isinstance(optimizer, str) else optimizer
-    res = minimize(lsml, to_device(L0, dtype), problem, optimizer=opt, max_iter=max_iter, tol=tol,
-                   learning_rate=learning_rate, verbose=verbose)
-    n_iter, hist = finish(res, "lsml", max_iter, tol)
-    L = np.asarray(res.params, np.float64)
-    return dict(L=L, metric=L.T @ L, n_iter=n_iter, converged=bool(res.converged), loss_history=hist,
-                loss=float(res.loss), info=dict(quadruplets=Q[keep], prior=M0, failed=bool(res.failed), n=n))
 
+    def quadruplet_problem(Xr):  # the differences of the comparisons, padded to a bucket
+        n, pad = Vab.shape[0], bucket_size(Vab.shape[0]) - Vab.shape[0]
+        dtype = jnp.result_type(float)
+        zpad = lambda A: np.concatenate([A, np.zeros((pad,) + A.shape[1:])])  # noqa: E731
+        return QuadrupletProblem(to_device(zpad(np.stack([Vab, Vcd], axis=1)), dtype), to_device(zpad(w), dtype),
+                                 to_device(0.5 * (P + P.T), dtype)), n, n + pad
+
+    res = execute(plan(LSML_SPEC, "lsml", X, None, 0, n_components=X.shape[1], random_state=None, max_iter=max_iter,
+                       tol=1e-6 if tol is None else float(tol), verbose=verbose,
+                       init=np.linalg.cholesky(M0).T,  # M0 = L0^T L0
+                       optimizer=optimizer, learning_rate=learning_rate, batch_size=None, n_candidates=None,
+                       problem_fn=quadruplet_problem, info=dict(quadruplets=Q[keep], prior=M0, n=int(keep.sum()))))
+    res.metric_ = res.L.T @ res.L
+    return res
+
+
+#: LSML's optimisation defaults: L-BFGS on ``L`` for 200 iterations, no large-data switch (the comparisons are
+#: the data)
+LSML_SPEC = LossSpec(lsml, "L", optimizer="lbfgs", max_iter=200)
 
 LSML_METHOD = Method(
     "lsml", "M", _lsml, defaults=dict(prior="identity", n_constraints=None, weights=None, quadruplets=None),
