@@ -13,8 +13,8 @@ from ..._runtime._device import to_device
 from ..._runtime._padding import bucket_size
 from ..._validation import Interval, Options
 from ...losses._lsml import QuadrupletProblem, lsml
-from ..core._plan import execute, plan
 from ..core._index_tuples import TupleMetricLearner, check_index_tuples
+from ..core._plan import execute, plan
 from ..core._record import LossSpec, Method
 from ..core._tuple_classifiers import _QuadrupletsClassifierMixin
 from ._itml import _itml_prior
