@@ -267,3 +267,15 @@ def test_a_measured_loss_on_the_record_warns_at_its_size_only():
         _w.simplefilter("error")
         jaxdml.methods.run(noted, X[:149], y[:149])
         jaxdml.methods.run(record, X, y)
+
+
+def test_every_measured_loss_is_stated_in_the_estimators_docstring():
+    """A record that warns at a size says so in its estimator's docstring, with the same numbers and threshold."""
+    noted = {name: r for name, r in jaxdml.methods().items() if r.measured_loss is not None}
+    assert {"kda", "ncmml", "kllda"} <= set(noted)
+    for name, record in noted.items():
+        doc = " ".join(getattr(jaxdml, record.estimator).__doc__.split())
+        assert "round 16" in doc, name
+        assert f"{record.measured_loss.rows:,}".replace(",", " ") + " rows or more warns" in doc, name
+        for figure in record.measured_loss.text.split("rows): ")[1].replace(";", ",").split(", "):
+            assert figure.split(") ")[-1].rstrip(".") in doc, (name, figure)

@@ -18,7 +18,7 @@ from ...losses import ncmc, ncmml
 from ...problems import class_centroids
 from ..core._base import GradientMetricLearner
 from ..core._gradient import GRADIENT_CONSTRAINTS, gradient_method, solve_loss
-from ..core._record import GRADIENT_SETTINGS, LossSpec, Method
+from ..core._record import MeasuredLoss, GRADIENT_SETTINGS, LossSpec, Method
 
 __all__ = ["NCMML", "NCMC", "NCMML_METHOD", "NCMC_METHOD", "NCMC_TOL", "check_centroids_num"]
 
@@ -32,7 +32,11 @@ NCMC_TOL = 1e-3
 # Smooth full-batch objectives in L: L-BFGS. The log-likelihood has no maximiser when the classes
 # are separable by their representatives (scaling L up keeps increasing it), so the budget is
 # moderate; the stopping rule usually ends the run first.
-NCMML_METHOD = gradient_method("ncmml", LossSpec(ncmml, "L", optimizer="lbfgs", max_iter=100), estimator="NCMML")
+NCMML_METHOD = gradient_method("ncmml", LossSpec(ncmml, "L", optimizer="lbfgs", max_iter=100),
+                               estimator="NCMML")._replace(measured_loss=MeasuredLoss(10_000, (
+                                   "Measured (defaults protocol round 16, 3-NN, points against Euclidean on 2 000 "
+                                   "rows / all rows): electricity (40 780 rows) +5.08 / -2.50, eeg-eye-state (13 482) "
+                                   "-19.05 / -23.14, kropt (25 251) -0.58 / -1.11, pendigits (9 892) -0.64 / -0.39.")))
 _NCMC_LOSS = LossSpec(ncmc, "L", needs=frozenset({"centroids"}), optimizer="lbfgs", max_iter=100)
 
 
@@ -94,6 +98,16 @@ class NCMML(GradientMetricLearner):
     metric_ : ndarray of shape (n_features, n_features)
     n_iter_ : int
     loss_curve_ : ndarray
+
+    Notes
+    -----
+    The metric is the one that best separates class *means*; with k-NN on large data it can be worse than no
+    metric, since Euclidean k-NN keeps improving with the rows while a class-mean metric does not (defaults
+    protocol round 16: 3-NN test accuracy against Euclidean 3-NN, points, mean of three splits, on a 2 000-row
+    subset / all training rows; * significantly below by a paired sign test over the test rows): electricity
+    (40 780 rows) +5.08 / -2.50*, eeg-eye-state (13 482) -19.05 / -23.14*, kropt (25 251) -0.58 / -1.11*,
+    pendigits (9 892) -0.64 / -0.39*. The fit is exact (full-batch L-BFGS on every row). A fit on 10 000 rows
+    or more warns; with a nearest class mean classifier it is what the method is for.
 
     Examples
     --------
