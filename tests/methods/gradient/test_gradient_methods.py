@@ -476,3 +476,19 @@ def test_sklearn_compatible(estimator, check):
 @parametrize_with_checks(SLOW_ESTIMATORS, expected_failed_checks=expected_failed_checks)
 def test_sklearn_compatible_slow(estimator, check):
     check(estimator)
+
+
+@pytest.mark.parametrize("c", [1e-3, 1.0, 50.0])
+def test_nca_large_path_starts_with_nearest_neighbours_at_unit_distance(c):
+    """NCA's large-data path scales its initial map so that the median squared distance from a row to its
+    nearest other row is 1 (protocol round 16), whatever the units: the factor scales as ``1 / c``."""
+    from jaxdml._validation import seed_from
+    from jaxdml.methods.gradient._nca import neighbour_scale
+    from jaxdml.neighbors import knn_search
+
+    Z = np.random.default_rng(0).normal(size=(3000, 5))
+    s, s_c = neighbour_scale(Z, 0), neighbour_scale(Z * c, 0)
+    np.testing.assert_allclose(s_c, s / c, rtol=1e-5)
+    rows = np.random.default_rng(seed_from(0)).choice(3000, 2000, replace=False)  # the rows it draws
+    _, dist = knn_search(np.asarray(Z * c * s_c, np.float32)[rows], 2, Y=np.asarray(Z * c * s_c, np.float32))
+    np.testing.assert_allclose(np.median(np.asarray(dist)[:, 1]), 1.0, rtol=1e-4)
