@@ -363,7 +363,9 @@ def main(argv=None):
                 runs.append(json.load(fh))
             merged.update({(r["method"], r["dataset"], str(r["n"])): r for r in runs[-1]["results"]})
         plans = [p for run in runs for p in (run["args"].get("plan") or [])]
-        return report(list(merged.values()), runs[-1]["machine"], {**runs[-1]["args"], "plan": plans}, args)
+        jobs = "/".join(str(run["args"].get("jobs", 1)) for run in runs)  # each run's fits at a time
+        return report(list(merged.values()), runs[-1]["machine"], {**runs[-1]["args"], "plan": plans, "jobs": jobs},
+                      args)
     if args.worker:
         return worker(*args.worker)
 

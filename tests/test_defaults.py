@@ -233,3 +233,53 @@ def test_nca_auto_penalty_follows_the_path():
     np.testing.assert_array_equal(a, b)
     with pytest.raises(ValueError, match="reg"):
         jaxdml.NCA(reg="none").fit(X[:50], y[:50])
+
+
+# --------------------------------------------------------------------------- round 16: the real full-size tier
+def _large():
+    spec = importlib.util.spec_from_file_location("_large", ROOT / "benchmarks" / "_large.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize("b,c", [(0, 0), (5, 1), (1, 5), (20, 12), (823, 691), (4181, 557)])
+def test_round16_sign_test_is_the_exact_binomial_tail(b, c):
+    """P(B >= b), B ~ Bin(b + c, 1/2): scipy's exact binomial test, one-sided (1 without discordant rows)."""
+    from scipy.stats import binomtest
+
+    p = _large().sign_test_p(b, c)
+    expected = 1.0 if b + c == 0 else binomtest(b, b + c, 0.5, alternative="greater").pvalue
+    np.testing.assert_allclose(p, expected, rtol=1e-9, atol=1e-300)
+
+
+def test_round16_gain_check_flags_a_gain_turned_into_a_significant_loss():
+    """Above Euclidean on the subsets and significantly below on all rows: "loss"; below on the subsets: no
+    check; a mean all-rows gain below -0.3 points where the subsets beat fails the method too."""
+    def run(method, ds, n, acc, eucl, b=0, c=0):
+        return dict(method=method, dataset=f"large-{ds}", n=n, status="ok", accuracy=acc, euclidean=eucl,
+                    fit_s=1.0, peak_rss_mib=100.0, per_split=[dict(b=b, c=c)])
+
+    results = [run("a", "x", 2000, 0.80, 0.79), run("a", "x", "full", 0.85, 0.86, b=60, c=30),
+               run("b", "x", 2000, 0.78, 0.79), run("b", "x", "full", 0.80, 0.86, b=90, c=10),
+               run("c", "x", 2000, 0.80, 0.79), run("c", "x", "full", 0.855, 0.86, b=12, c=8),
+               run("c", "y", 2000, 0.80, 0.79), run("c", "y", "full", 0.854, 0.86, b=11, c=8)]
+    rows, verdicts = _large().gain_check(results)
+    checks = {(r["method"], r["dataset"]): r["check"] for r in rows}
+    assert checks == {("a", "x"): "loss", ("b", "x"): "-", ("c", "x"): "ok", ("c", "y"): "ok"}
+    assert not verdicts["a"]["ok"] and verdicts["b"]["ok"]
+    assert not verdicts["c"]["ok"] and verdicts["c"]["significant_losses"] == []  # mean -0.55 points
+
+
+def test_round16_splits_follow_the_written_rule():
+    """Split 0 is the shipped one; split s draws a stratified split of the same test size with seed s."""
+    y = np.repeat([0, 1, 2], [50, 30, 20])
+    shipped = (np.arange(90), np.arange(90, 100))
+    large = _large()
+    assert large.split_rows(y, shipped, 0) is shipped
+    tr, te = large.split_rows(y, shipped, 1)
+    assert len(te) == 10 and len(tr) == 90 and not set(tr) & set(te)
+    np.testing.assert_array_equal(np.bincount(y[te]), [5, 3, 2])  # stratified
+    tr2, te2 = large.split_rows(y, shipped, 1)
+    np.testing.assert_array_equal(te, te2)
+    assert not np.array_equal(np.sort(te), np.sort(large.split_rows(y, shipped, 2)[1]))
