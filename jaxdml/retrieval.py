@@ -15,7 +15,11 @@ nearest reference shares its class,
 * R-precision :math:`= \\frac{1}{R} \\sum_{i \\le R} h_i`;
 * MAP@R :math:`= \\frac{1}{R} \\sum_{i \\le R} h_i \\, \\frac{1}{i} \\sum_{j \\le i} h_j`;
 * Recall@K :math:`= \\max_{i \\le K} h_i` (at least one same-class row among the ``K`` nearest,
-  the "Recall@K" of deep metric learning papers, e.g. Oh Song et al., CVPR 2016).
+  the "Recall@K" of deep metric learning papers, e.g. Oh Song et al., CVPR 2016);
+* MAP@K :math:`= \\frac{1}{\\min(K, R)} \\sum_{i \\le K} h_i \\, \\frac{1}{i} \\sum_{j \\le i} h_j` (average
+  precision of the first ``K`` neighbours, normalised by the most hits they can hold);
+* reciprocal rank :math:`= 1 / \\min\\{i : h_i = 1\\}` (0 when no same-class row is among the neighbours
+  searched: as many as the largest :math:`R` and the largest ``K``), averaged: the mean reciprocal rank (MRR).
 
 Each is averaged over the queries that have at least one reference of their class (a query without
 one has no defined R-precision and is left out of every average). ``R`` is bounded by ``max_r``
@@ -37,8 +41,8 @@ from . import linalg
 from ._runtime._device import to_device
 from .compilation import ensure_default_cache
 
-__all__ = ["retrieval_scores", "precision_at_1", "r_precision", "map_at_r", "recall_at_k", "clustering_scores",
-           "nmi", "ami"]
+__all__ = ["retrieval_scores", "precision_at_1", "r_precision", "map_at_r", "recall_at_k", "map_at_k",
+           "mean_reciprocal_rank", "clustering_scores", "nmi", "ami"]
 
 #: reference rows per chunk of the running top-K merge (a larger reference set is cut into chunks)
 REFERENCE_CHUNK = 1 << 14
@@ -121,8 +125,9 @@ def _ranking_rows(Q, R, distance):
 
 
 @functools.partial(jax.jit, static_argnames=("K", "ks", "q_block", "r_chunk", "kind", "same"))
-def _scores(Q, R, qc, rc, n_same, r_valid, *, K, ks, q_block, r_chunk, kind, same):
-    """Per-query (precision@1, R-precision, MAP@R, Recall@k for each k): (n_q, 3 + len(ks))."""
+def _scores(Q, R, qc, rc, n_same, r_valid, self_index, *, K, ks, q_block, r_chunk, kind, same):
+    """Per-query (precision@1, R-precision, MAP@R, Recall@k for each k, MAP@k for each k, reciprocal rank):
+    (n_q, 4 + 2 len(ks)). ``same``: a query never sees the reference row ``self_index`` (itself)."""
     if kind == "cosine":
         Q, R = _unit_rows(Q), _unit_rows(R)
     sr = jnp.sum(R * R, axis=1)
@@ -139,7 +144,7 @@ def _scores(Q, R, qc, rc, n_same, r_valid, *, K, ks, q_block, r_chunk, kind, sam
             d = -(q @ Rc.T)
         ok = jax.lax.dynamic_slice_in_dim(r_valid, start, r_chunk)[None, :]
         if same:  # a query is not its own neighbour
-            ok = ok & (start + jnp.arange(r_chunk, dtype=jnp.int32)[None, :] != qids[:, None])
+            ok = ok & (start + jnp.arange(r_chunk, dtype=jnp.int32)[None, :] != self_index[qids][:, None])
         return jnp.where(ok, d, big)
 
     def one_block(rows):
@@ -163,11 +168,14 @@ def _scores(Q, R, qc, rc, n_same, r_valid, *, K, ks, q_block, r_chunk, kind, sam
         prec_i = jnp.cumsum(hits, axis=1) / pos[None, :]
         map_r = jnp.sum(hits * within * prec_i, axis=1) / rsafe
         recall = [jnp.max(hits[:, :k], axis=1) for k in ks]
-        return jnp.stack([hits[:, 0], r_prec, map_r, *recall], axis=1)
+        ap = hits * prec_i
+        map_k = [jnp.sum(ap[:, :k], axis=1) / jnp.maximum(jnp.minimum(r[:, 0], k), 1.0) for k in ks]
+        rr = jnp.max(hits / pos[None, :], axis=1)
+        return jnp.stack([hits[:, 0], r_prec, map_r, *recall, *map_k, rr], axis=1)
 
     n_q = Q.shape[0]
     blocks = jnp.arange(n_q, dtype=jnp.int32).reshape(-1, q_block)
-    return jax.lax.map(one_block, blocks).reshape(n_q, 3 + len(ks))
+    return jax.lax.map(one_block, blocks).reshape(n_q, 4 + 2 * len(ks))
 
 
 def _unit_rows(X):
@@ -184,8 +192,9 @@ def _check_ks(k):
 
 
 def retrieval_scores(queries, query_labels, references=None, reference_labels=None, *, k=(1,), max_r=None, L=None,
-                     distance="euclidean", per_query=False, block_elements=None) -> dict:
-    """Precision@1, R-precision, MAP@R and Recall@K of an embedding, from one blockwise search.
+                     distance="euclidean", per_query=False, block_elements=None, average="queries",
+                     query_indices=None) -> dict:
+    """Precision@1, R-precision, MAP@R, Recall@K, MAP@K and MRR of an embedding, from one blockwise search.
 
     Parameters
     ----------
@@ -207,13 +216,21 @@ def retrieval_scores(queries, query_labels, references=None, reference_labels=No
         Also return the per-query scores (``NaN`` for a query without a reference of its class).
     block_elements : int, optional
         Distances held per query block (default: from :func:`jaxdml.config.set_memory_budget`).
+    average : {"queries", "classes"}, default="queries"
+        Each score averaged over the queries, or over the classes of the queries (the mean of each class's
+        mean: every class counts alike, whatever its number of queries).
+    query_indices : (n_q,) int array, optional
+        With ``references``: the row of ``references`` that each query is (a reference set that contains the
+        queries, e.g. a whole data set queried by a part of it). A query never retrieves its own row, and
+        its ``R`` leaves it out.
 
     Returns
     -------
     dict
-        ``precision_at_1``, ``r_precision``, ``map_at_r``, ``recall_at_K`` for each ``K`` (floats),
-        ``n_queries`` (queries scored), ``n_bounded`` (queries whose ``R`` was bounded by ``max_r``),
-        and with ``per_query`` the arrays under ``per_query``.
+        ``precision_at_1``, ``r_precision``, ``map_at_r``, ``recall_at_K`` and ``map_at_K`` for each ``K``,
+        ``mrr`` (floats), ``n_queries`` (queries scored), ``n_bounded`` (queries whose ``R`` was bounded by
+        ``max_r``), ``per_class`` (class label -> dict of that class's mean scores), and with ``per_query`` the
+        arrays under ``per_query``.
 
     Examples
     --------
@@ -226,31 +243,60 @@ def retrieval_scores(queries, query_labels, references=None, reference_labels=No
     ks = _check_ks(k)
     if max_r is not None and (isinstance(max_r, bool) or not isinstance(max_r, (int, np.integer)) or max_r < 1):
         raise ValueError(f"max_r must be a positive int or None; got {max_r!r}.")
+    if average not in ("queries", "classes"):
+        raise ValueError(f"average must be 'queries' or 'classes'; got {average!r}.")
     Q, R, qc, rc, same = _prepare(queries, query_labels, references, reference_labels, L, distance)
+    if same and query_indices is not None:
+        raise ValueError("query_indices are rows of references; without references every query is its own row.")
+    self_index = np.arange(Q.shape[0], dtype=np.int32) if same else _query_rows(query_indices, Q, R, qc, rc)
+    excluded = same or self_index is not None
     ensure_default_cache()
-    n_same = np.bincount(rc, minlength=int(max(qc.max(), rc.max())) + 1)[qc] - (1 if same else 0)
+    n_same = np.bincount(rc, minlength=int(max(qc.max(), rc.max())) + 1)[qc] - (1 if excluded else 0)
     bounded = n_same if max_r is None else np.minimum(n_same, max_r)
     # K neighbours per query: the largest (bounded) R and every k, at most the references a query can see
-    K = min(max(int(bounded.max()), max(ks)), max(R.shape[0] - (1 if same else 0), 1))
-    scores = _run(Q, R, qc, rc, bounded, K, ks, distance, same, block_elements)
+    K = min(max(int(bounded.max()), max(ks)), max(R.shape[0] - (1 if excluded else 0), 1))
+    scores = _run(Q, R, qc, rc, bounded, K, ks, distance, self_index, block_elements)
     used = n_same > 0
-    out = dict(precision_at_1=_mean(scores[used, 0]), r_precision=_mean(scores[used, 1]),
-               map_at_r=_mean(scores[used, 2]))
-    for j, kk in enumerate(ks):
-        out[f"recall_at_{kk}"] = _mean(scores[used, 3 + j])
-    out.update(n_queries=int(used.sum()), n_bounded=int(np.sum(n_same > bounded)))
+    names = ["precision_at_1", "r_precision", "map_at_r", *[f"recall_at_{kk}" for kk in ks],
+             *[f"map_at_{kk}" for kk in ks], "mrr"]
+    labels = np.asarray(query_labels)
+    classes = np.unique(qc[used])
+    per_class = {labels[np.flatnonzero(qc == c)[0]].item(): {
+        name: _mean(scores[used & (qc == c), j]) for j, name in enumerate(names)} for c in classes}
+    if average == "queries":
+        out = {name: _mean(scores[used, j]) for j, name in enumerate(names)}
+    else:
+        out = {name: _mean(np.array([v[name] for v in per_class.values()])) for name in names}
+    out.update(n_queries=int(used.sum()), n_bounded=int(np.sum(n_same > bounded)), per_class=per_class)
     if per_query:
         scores[~used] = np.nan
-        out["per_query"] = {name: scores[:, j] for j, name in enumerate(
-            ["precision_at_1", "r_precision", "map_at_r", *[f"recall_at_{kk}" for kk in ks]])}
+        out["per_query"] = {name: scores[:, j] for j, name in enumerate(names)}
     return out
+
+
+def _query_rows(query_indices, Q, R, qc, rc):
+    """The reference row of each query (``query_indices``), checked: in range, distinct, the same label and the
+    same row; None without them."""
+    if query_indices is None:
+        return None
+    idx = np.asarray(query_indices)
+    if idx.shape != (Q.shape[0],) or idx.dtype.kind not in "iu":
+        raise ValueError(f"query_indices must be {Q.shape[0]} integer row indices of references (one per query); "
+                         f"got shape {idx.shape}, dtype {idx.dtype}.")
+    if np.any(idx < 0) or np.any(idx >= R.shape[0]) or np.unique(idx).size != idx.size:
+        raise ValueError(f"query_indices must be distinct rows of references, in [0, {R.shape[0]}).")
+    if np.any(rc[idx] != qc):
+        raise ValueError("query_indices: a query's label differs from its reference row's label.")
+    if not np.allclose(R[idx], Q, rtol=1e-5, atol=1e-6):  # rows on one scale (_ranking_rows): max |entry| 1
+        raise ValueError("query_indices: a query differs from its reference row (are they the same rows?).")
+    return idx.astype(np.int32)
 
 
 def _mean(x):
     return float(np.mean(x)) if x.size else float("nan")
 
 
-def _run(Q, R, qc, rc, bounded, K, ks, distance, same, block_elements):
+def _run(Q, R, qc, rc, bounded, K, ks, distance, self_index, block_elements):
     """Pad queries to whole blocks and references to whole chunks, then run :func:`_scores`."""
     n_q, n_r = Q.shape[0], R.shape[0]
     dtype = jnp.result_type(float)
@@ -269,8 +315,10 @@ def _run(Q, R, qc, rc, bounded, K, ks, distance, same, block_elements):
     scores = _scores(to_device(Qp, dtype), to_device(Rp, dtype), to_device(np.r_[qc, np.zeros(pad_q, np.int32)]),
                      to_device(np.r_[rc, np.full(n_r_pad - n_r, -1, np.int32)]),
                      to_device(np.r_[bounded, np.zeros(pad_q, bounded.dtype)], np.int32),
-                     to_device(np.arange(n_r_pad) < n_r), K=K, ks=ks, q_block=q_block, r_chunk=r_chunk,
-                     kind=distance, same=same)
+                     to_device(np.arange(n_r_pad) < n_r),
+                     to_device(np.r_[np.zeros(n_q, np.int32) if self_index is None else self_index,
+                                     np.full(pad_q, -1, np.int32)]),
+                     K=K, ks=ks, q_block=q_block, r_chunk=r_chunk, kind=distance, same=self_index is not None)
     return np.array(scores, dtype=np.float64)[:n_q]
 
 
@@ -292,6 +340,16 @@ def map_at_r(queries, query_labels, references=None, reference_labels=None, **kw
 def recall_at_k(queries, query_labels, references=None, reference_labels=None, *, k=1, **kwargs) -> float:
     """Recall@K: the fraction of queries with a same-class row among their ``k`` nearest references."""
     return retrieval_scores(queries, query_labels, references, reference_labels, k=k, **kwargs)[f"recall_at_{int(k)}"]
+
+
+def map_at_k(queries, query_labels, references=None, reference_labels=None, *, k=10, **kwargs) -> float:
+    """MAP@K: average precision of the ``k`` nearest references, normalised by ``min(k, R)`` (module docstring)."""
+    return retrieval_scores(queries, query_labels, references, reference_labels, k=k, **kwargs)[f"map_at_{int(k)}"]
+
+
+def mean_reciprocal_rank(queries, query_labels, references=None, reference_labels=None, **kwargs) -> float:
+    """Mean reciprocal rank of the first same-class reference (module docstring)."""
+    return retrieval_scores(queries, query_labels, references, reference_labels, **kwargs)["mrr"]
 
 
 def clustering_scores(embeddings, labels, *, n_clusters=None, L=None, random_state=0) -> dict:

@@ -110,3 +110,60 @@ def test_bad_input(kwargs, error, match):
     args.update(kwargs)
     with pytest.raises(error, match=match):
         retrieval.retrieval_scores(**args)
+
+
+def _loop_scores(Q, yq, Rf, yr, self_rows, k):
+    """Per-query MAP@k and reciprocal rank by plain loops (float64, stable ranking: ties to the lower index).
+    ``self_rows[i]``: the reference row query ``i`` may not retrieve (-1: none)."""
+    out = []
+    for i in range(len(Q)):
+        d = np.sum((Rf - Q[i]) ** 2, axis=1)
+        order = [j for j in np.argsort(d, kind="stable") if j != self_rows[i]]
+        hits = [float(yr[j] == yq[i]) for j in order]
+        R = sum(float(yr[j] == yq[i]) for j in range(len(yr)) if j != self_rows[i])
+        if R == 0:
+            continue
+        prec = np.cumsum(hits) / np.arange(1, len(hits) + 1)
+        ap_k = sum(h * p for h, p in zip(hits[:k], prec[:k])) / min(k, R)
+        first = next(n for n, h in enumerate(hits, 1) if h)
+        out.append((yq[i], ap_k, 1.0 / first, hits[0]))
+    return out
+
+
+@pytest.mark.parametrize("average", ["queries", "classes"])
+def test_map_at_k_mrr_and_class_averages_match_loops(data, x64, average):
+    """MAP@k, MRR and their per-class means against plain loops; "classes" is the mean of the class means."""
+    X, y = data
+    k = 4
+    got = retrieval.retrieval_scores(X, y, k=(1, k), average=average)
+    rows = _loop_scores(X, y, X, y, np.arange(len(y)), k)
+    labels = np.array([r[0] for r in rows])
+    cols = np.array([r[1:] for r in rows])  # MAP@k, reciprocal rank, precision@1
+    if average == "queries":
+        want = cols.mean(0)
+    else:
+        want = np.mean([cols[labels == c].mean(0) for c in np.unique(labels)], axis=0)
+    np.testing.assert_allclose([got[f"map_at_{k}"], got["mrr"], got["precision_at_1"]], want, rtol=1e-12)
+    for c in np.unique(labels):
+        np.testing.assert_allclose(got["per_class"][c]["mrr"], cols[labels == c, 1].mean(), rtol=1e-12)
+    assert retrieval.map_at_k(X, y, k=k, average=average) == got[f"map_at_{k}"]
+    assert retrieval.mean_reciprocal_rank(X, y, average=average) == got["mrr"]
+
+
+def test_a_reference_set_that_contains_the_queries(data, x64):
+    """``query_indices``: queries that are rows of the references never retrieve themselves, and score as the
+    same set does; a wrong index is an error."""
+    X, y = data
+    rows = np.arange(0, len(y), 3)
+    got = retrieval.retrieval_scores(X[rows], y[rows], X, y, k=(1, 3), query_indices=rows)
+    want = _loop_scores(X[rows], y[rows], X, y, rows, 3)
+    np.testing.assert_allclose(got["mrr"], np.mean([r[2] for r in want]), rtol=1e-12)
+    np.testing.assert_allclose(got["map_at_3"], np.mean([r[1] for r in want]), rtol=1e-12)
+    whole = retrieval.retrieval_scores(X, y, k=(1, 3), per_query=True)
+    np.testing.assert_allclose(got["map_at_r"], np.nanmean(whole["per_query"]["map_at_r"][rows]), rtol=1e-12)
+    with pytest.raises(ValueError, match="differs from its reference row"):
+        retrieval.retrieval_scores(X[rows], y[rows], X, y, query_indices=rows[::-1])
+    with pytest.raises(ValueError, match="distinct rows"):
+        retrieval.retrieval_scores(X[:2], y[:2], X, y, query_indices=[0, 0])
+    with pytest.raises(ValueError, match="without references"):
+        retrieval.retrieval_scores(X, y, query_indices=np.arange(len(y)))
