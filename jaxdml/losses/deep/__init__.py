@@ -3,8 +3,9 @@
 Every function here is pure and works on a batch ``(embeddings, labels)``: ``embeddings`` (B, d)
 from any model (plain JAX, flax, equinox, haiku: only the array matters), ``labels`` (B,) integer
 classes. Losses return a scalar (``reduction="mean"``, the paper's normalisation; ``"sum"``;
-``"avg_non_zero"``, the mean of the positive terms; a reducer such as :func:`threshold` or
-:func:`divisor`; ``"none"`` for the per-pair / per-triplet / per-anchor terms), and are ``jax.jit``-, ``jax.grad``- and
+``"avg_non_zero"``, the mean of the positive terms; a reducer such as :func:`threshold`,
+:func:`divisor`, :func:`per_anchor` or :func:`class_weighted`; ``"none"`` for the per-pair / per-triplet /
+per-anchor terms), and are ``jax.jit``-, ``jax.grad``- and
 ``jax.vmap``-able. They compose by weight with each other and with the Mahalanobis losses of
 :mod:`jaxdml.losses` (a sum of functions is a loss).
 
@@ -42,7 +43,7 @@ from ._infonce import infonce, npair, ntxent, supervised_contrastive
 from ._miners import batch_all, batch_hard, multi_similarity_pairs, pair_margin, semi_hard
 from ._pairs import circle, contrastive, lifted_structure, margin_loss, multi_similarity
 from ._proxies import proxy_anchor, proxy_nca
-from ._reducers import avg_non_zero, divisor, threshold
+from ._reducers import avg_non_zero, class_weighted, divisor, per_anchor, threshold
 from ._samplers import PKSampler
 from ._softmax import angular_margin, arcface, cosface, sphereface
 from ._triplets import triplet_margin
@@ -59,5 +60,5 @@ __all__ = [
     # distances
     "pairwise", "DISTANCES",
     # batch sampling, reducers
-    "PKSampler", "avg_non_zero", "threshold", "divisor",
+    "PKSampler", "avg_non_zero", "threshold", "divisor", "per_anchor", "class_weighted",
 ]

@@ -69,3 +69,69 @@ def test_no_term_and_nan():
 def test_bad_reducers(make, match):
     with pytest.raises(ValueError, match=match):
         make()
+
+
+def _terms_and_counts(f, Z, y):
+    """The (values, weights) a loss hands its reducer."""
+    seen = {}
+
+    def capture(values, weights):
+        seen.update(values=np.asarray(values, np.float64), weights=np.asarray(weights, np.float64))
+        return jnp.sum(values * 0.0)
+
+    f(Z, y, capture)
+    return seen["values"], seen["weights"]
+
+
+@pytest.mark.parametrize("name", ["triplet", "contrastive", "margin", "ntxent", "proxy_nca"])
+@pytest.mark.parametrize("non_zero", [False, True])
+def test_per_anchor_is_the_mean_over_anchors_of_their_mean_term(name, non_zero):
+    """Loops over the anchors (the first axis of the dense terms): each anchor's weighted mean term, then their
+    plain mean over the anchors that have a term."""
+    Z, y = _batch()
+    f = LOSSES[name]
+    values, weights = _terms_and_counts(f, Z, y)
+    means = []
+    for a in range(values.shape[0]):
+        v, w = values[a].ravel(), weights[a].ravel()
+        if non_zero:
+            w = np.where(v > 0, w, 0.0)
+        if w.sum() > 0:
+            means.append((v * w).sum() / w.sum())
+    want = np.mean(means) if means else 0.0
+    assert float(f(Z, y, deep.per_anchor(non_zero=non_zero))) == pytest.approx(want, rel=1e-5, abs=1e-7)
+
+
+def test_per_anchor_and_class_weighted_on_mined_triplets():
+    """A flat layout (mined triplets) names each term's anchor; under jit the batch size comes with it."""
+    Z, y = _batch()
+    t = deep.batch_hard(Z, y)
+    anchors = np.asarray(t.anchor)
+    f = lambda r: deep.triplet_margin(Z, y, margin=0.5, triplets=t, reduction=r)  # noqa: E731
+    values, weights = _terms_and_counts(lambda Z, y, r: f(r), Z, y)
+    rows = [values[anchors == a][weights[anchors == a] > 0] for a in np.unique(anchors)]
+    rows = [r for r in rows if r.size]
+    want = np.mean([r.mean() for r in rows]) if rows else 0.0
+    assert float(f(deep.per_anchor(anchors=anchors))) == pytest.approx(want, rel=1e-5, abs=1e-7)
+    jitted = jax.jit(lambda Z, a: deep.triplet_margin(Z, y, margin=0.5, triplets=t,
+                                                      reduction=deep.per_anchor(anchors=a, n_rows=12)))
+    assert float(jitted(Z, jnp.asarray(anchors))) == pytest.approx(want, rel=1e-5, abs=1e-7)
+    cw = np.array([0.5, 2.0, 1.0])
+    scale = cw[y[anchors]]
+    want_cw = (values * weights * scale).sum() / weights.sum() if weights.sum() else 0.0
+    assert float(f(deep.class_weighted(cw, y, anchors=anchors))) == pytest.approx(want_cw, rel=1e-5, abs=1e-7)
+
+
+@pytest.mark.parametrize("name", ["contrastive", "ntxent", "triplet"])
+def test_class_weighted_scales_each_term_by_its_anchors_class(name):
+    """sum(w v c[y_anchor]) / sum(w); with equal weights it is the mean."""
+    Z, y = _batch()
+    f = LOSSES[name]
+    values, weights = _terms_and_counts(f, Z, y)
+    cw = np.array([0.2, 1.0, 3.0])
+    scale = cw[y].reshape((-1,) + (1,) * (values.ndim - 1))
+    want = (values * weights * scale).sum() / weights.sum()
+    assert float(f(Z, y, deep.class_weighted(cw, y))) == pytest.approx(want, rel=1e-5, abs=1e-7)
+    assert float(f(Z, y, deep.class_weighted(np.ones(3), y))) == pytest.approx(float(f(Z, y, "mean")), rel=1e-5)
+    with pytest.raises(ValueError, match="labels must be a 1-D integer array"):
+        deep.class_weighted(cw, y.astype(float))
