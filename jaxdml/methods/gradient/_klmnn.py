@@ -21,17 +21,16 @@ import jax.numpy as jnp
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ..._runtime._device import to_device
 from ..._runtime._padding import bucket_size
 from ..._validation import Interval, Options
 from ...kernels import check_kernel_params, kernel_matrix
 from ...neighbors import other_class_neighbors, same_class_neighbors
 from ...problems import make_problem
-from ...solvers._driver import make_optimizer, minimize
 from ...solvers._result import KernelFittedMetric
 from ..core._base import GradientMetricLearner, KernelMetricLearner
-from ..core._gradient import finish, solve_loss
+from ..core._gradient import solve_loss
 from ..core._landmarks import kernel_basis, landmark_result, nystrom, resolve_landmarks
+from ..core._plan import execute, plan
 from ..core._record import KERNEL_CONSTRAINTS, Method, check_neighbour_count
 from ._lmnn import LMNN_CONSTRAINTS, LMNN_DEFAULTS, LMNN_METHOD
 
@@ -144,25 +143,22 @@ def _klmnn(X, codes, n_classes, *, n_components, random_state, max_iter, tol, ve
     Zp[:, :r] = Z
     B0 = _initial_B(init, rows, r_pad, n_out, r, n, Z, random_state)
     problem, bucket = _kernel_problem(Zp, K, codes, n_neighbors, n_impostors, pad_to)
-    spec = LMNN_METHOD.loss
-    if optimizer is None or isinstance(optimizer, str):
-        optimizer = make_optimizer(optimizer or spec.optimizer)
-    max_iter = spec.max_iter if max_iter is None else max_iter
-    res = minimize(
-        spec.fn, to_device(B0, problem.X.dtype), problem, optimizer=optimizer, max_iter=max_iter,
-        tol=tol, learning_rate=learning_rate if learning_rate is not None else spec.learning_rate,
-        hyper=dict(mu=float(mu), margin=float(margin)), verbose=verbose,
-    )
-    n_iter, hist = finish(res, "klmnn", max_iter, tol)
-    A = np.asarray(res.params, dtype=np.float64)[:n_out, :r] @ P
+    # the one gradient plan, on the kernel coordinates: LMNN's loss and optimisation defaults, full batch (the
+    # exact path is the small-data one; large data take the landmark path and LMNN's own policy)
+    res = execute(plan(KLMNN_SPEC, "klmnn", Zp, codes, n_classes, n_components=rows, random_state=random_state,
+                       max_iter=max_iter, tol=tol, verbose=verbose, init=B0, optimizer=optimizer,
+                       learning_rate=learning_rate, n_neighbors=int(n_neighbors), batch_size=None, n_candidates=None,
+                       problem_fn=lambda _: (problem, n, bucket), mu=float(mu), margin=float(margin),
+                       info=dict(kernel_rank=r, n_neighbors=int(n_neighbors), mu=float(mu), margin=float(margin))))
     return KernelFittedMetric(
-        L=A, method="klmnn", n_iter=n_iter, converged=bool(res.converged), loss_history=hist,
-        loss=float(res.loss),
-        info=dict(failed=bool(res.failed), kernel_rank=r, padded_rows=bucket - n, n_neighbors=int(n_neighbors),
-                  mu=float(mu), margin=float(margin)),
+        L=res.L[:n_out, :r] @ P, method="klmnn", n_iter=res.n_iter, converged=res.converged,
+        loss_history=res.loss_history, loss=res.loss, info=res.info,
         X_fit=np.asarray(X, dtype=np.float64), kernel=kernel, kernel_params=kernel_params,
     )
 
+
+#: KLMNN's exact path: LMNN's loss and optimisation defaults without the large-data switch
+KLMNN_SPEC = LMNN_METHOD.loss._replace(large_n=None, large=None, batch_size=None, candidates_above=None)
 
 KLMNN_METHOD = Method(
     "klmnn", "A", _klmnn,
