@@ -36,7 +36,7 @@ mkdir -p "$outdir"
 
 # the GPU-relevant part of the suite: float32 and float64 blockwise losses, the device neighbour
 # search, minibatch paths, multi-device sharding, LMNN's active set, the driver
-tests=(tests/test_large.py tests/test_lmnn_active.py tests/test_driver.py)
+tests=(tests/test_large.py tests/methods/gradient/test_lmnn_active.py tests/test_driver.py)
 
 if [ $smoke = 1 ]; then
     export JAX_PLATFORMS=cpu

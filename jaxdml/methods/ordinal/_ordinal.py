@@ -22,12 +22,11 @@ from ..._validation import Interval, Options
 from ...kernels import check_kernel_params, feature_space_sq_dists, kernel_matrix
 from ...losses._ordinal import OrdinalProblem
 from ...neighbors import knn_search, other_class_neighbors, same_class_neighbors
-from ...solvers._driver import make_optimizer, minimize
 from ...solvers._init import initial_components
 from ...solvers._result import KernelFittedMetric
-from ..core._gradient import finish
 from ..core._landmarks import kernel_basis, landmark_result, nystrom, resolve_landmarks
-from ..core._record import rows_to_fit
+from ..core._plan import execute, plan
+from ..core._record import LossSpec, rows_to_fit
 
 __all__ = ["check_grades", "odml_neighbourhoods", "nearest_neighbourhoods", "odml_search", "nearest_search",
            "solve_linear", "solve_kernel",
@@ -150,12 +149,15 @@ def _searched_problem(Z, t, P, search, pad_to):
 
 
 def _minimize(loss, params0, problem, name, *, max_iter, tol, optimizer, learning_rate, verbose, hyper):
-    tol = 1e-5 if tol is None else float(tol)
-    opt = make_optimizer(optimizer or "lbfgs") if optimizer is None or isinstance(optimizer, str) else optimizer
-    res = minimize(loss, to_device(params0, problem.X.dtype), problem, optimizer=opt, max_iter=max_iter,
-                   tol=tol, learning_rate=learning_rate, hyper=hyper, verbose=verbose)
-    n_iter, hist = finish(res, name, max_iter, tol)
-    return res, n_iter, hist
+    """``loss`` from ``params0`` on the ready ``problem`` through the one gradient plan (L-BFGS by default, full
+    batch): ``(result, n_iter, loss_history)``, the result a FittedMetric whose ``L`` is the parameter."""
+    rows = np.asarray(problem.X)  # the problem's (padded) rows: the plan reads their shape
+    spec = LossSpec(loss, "L", optimizer="lbfgs", max_iter=max_iter)
+    res = execute(plan(spec, name, rows, None, 0, n_components=params0.shape[0], random_state=None, max_iter=max_iter,
+                       tol=1e-5 if tol is None else float(tol), verbose=verbose, init=np.asarray(params0),
+                       optimizer=optimizer, learning_rate=learning_rate, batch_size=None, n_candidates=None,
+                       problem_fn=lambda _: (problem, rows.shape[0], rows.shape[0]), **(hyper or {})))
+    return res, res.n_iter, res.loss_history
 
 
 def _subsample(X, t, max_rows, random_state, min_per_grade):
@@ -180,9 +182,9 @@ def solve_linear(loss, name, search, X, y, *, n_components, random_state, max_it
     max_iter = default_iter if max_iter is None else int(max_iter)
     res, n_iter, hist = _minimize(loss, L0, problem, name, max_iter=max_iter, tol=tol, optimizer=optimizer,
                                   learning_rate=learning_rate, verbose=verbose, hyper=hyper)
-    return dict(L=np.asarray(res.params, np.float64) / c, n_iter=n_iter, converged=bool(res.converged),
+    return dict(L=np.asarray(res.L, np.float64) / c, n_iter=n_iter, converged=bool(res.converged),
                 loss_history=hist, loss=float(res.loss),
-                info=dict(failed=bool(res.failed), padded_rows=bucket - X.shape[0], scale=c, **fitted,
+                info=dict(failed=bool(res.info["failed"]), padded_rows=bucket - X.shape[0], scale=c, **fitted,
                           **(hyper or {})))
 
 
@@ -233,8 +235,8 @@ def solve_kernel(loss, name, hood, X, y, *, n_components, random_state, max_iter
     max_iter = default_iter if max_iter is None else int(max_iter)
     res, n_iter, hist = _minimize(loss, B0, problem, name, max_iter=max_iter, tol=tol, optimizer=optimizer,
                                   learning_rate=learning_rate, verbose=verbose, hyper=hyper)
-    B = np.asarray(res.params, dtype=np.float64)[:n_out, :r]
-    info = dict(failed=bool(res.failed), kernel_rank=r, padded_rows=bucket - n, scale=c, **fitted, **(hyper or {}))
+    B = np.asarray(res.L, dtype=np.float64)[:n_out, :r]
+    info = dict(failed=bool(res.info["failed"]), kernel_rank=r, padded_rows=bucket - n, scale=c, **fitted, **(hyper or {}))
     fields = dict(method=name, n_iter=n_iter, converged=bool(res.converged), loss_history=hist, loss=float(res.loss))
     if lm is not None:
         return landmark_result(B / c, lm, n_out, kernel, kernel_params, info, **fields)
