@@ -74,10 +74,11 @@ def cv(dataset, data_dir, seed, n_constraints, large_folds=(1, 2, 3), max_train=
     _itml.itml_default_pairs = _DEFAULT_PAIRS  # a previous rule's patch must not leak into this one
     if n_constraints.startswith("scaled:"):  # N pairs of each kind, with the default's slack scaling
         n_pairs = int(n_constraints.split(":")[1])
-        _itml.itml_default_pairs = lambda n_classes, n_features: n_pairs
+        _itml.itml_default_pairs = lambda n_classes, n_features, n_rows=0: n_pairs
     if n_constraints.startswith("atleast:"):  # the default's pairs, at least N of each kind
         floor = int(n_constraints.split(":")[1])
-        _itml.itml_default_pairs = lambda n_classes, n_features: max(floor, _DEFAULT_PAIRS(n_classes, n_features))
+        _itml.itml_default_pairs = lambda n_classes, n_features, n_rows=0: max(
+            floor, _DEFAULT_PAIRS(n_classes, n_features, n_rows))
     if n_constraints.startswith("nn"):  # a candidate rule, patched in for this process
         rule = _neighbour_pairs(int(n_constraints[2:]))
         _itml.sample_pairs = lambda codes, k1, k2, rng: rule(current["X"], codes)
