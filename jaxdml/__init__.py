@@ -8,35 +8,20 @@ The building blocks are pure functions: losses of the linear map ``L`` or the me
 
 import importlib as _importlib
 
-from . import (
-    classifiers,
-    config,
-    datasets,
-    eigen,
-    estimators,
-    kernels,
-    linalg,
-    losses,
-    methods,
-    neighbors,
-    projections,
-    retrieval,  # retrieval metrics of an embedding (precision@1, MAP@R, Recall@K, NMI/AMI)
-)
+from . import (classifiers, config, datasets, eigen, estimators, kernels, linalg, losses, methods, neighbors,
+               projections)
+from . import retrieval  # retrieval metrics of an embedding (precision@1, MAP@R, Recall@K, NMI/AMI)
 from ._fit import fit
-from ._version import __version__
 from .classifiers import *  # noqa: F401,F403
 from .estimators import *  # noqa: F401,F403
-from .methods import (
-    Constraints,  # weak supervision (metric-learn parity)
-    Method,
-    available_methods,
-    get_method,
-    register_method,
-)
+from .methods import Method, available_methods, get_method, register_method
+from .methods import Constraints  # weak supervision (metric-learn parity)
 from .persistence import load
 from .problems import LabeledProblem, PairsProblem, make_pairs_problem, make_problem
 from .solvers import FittedMetric, KernelFittedMetric, minimize
 from .tuning import TuneResult, metadata_cross_validate, tune, tune_knn
+
+from ._version import __version__
 
 #: the application layer and optional helpers (``pydml``: pyDML's names), imported on first attribute access
 _LAZY = ("experiments", "plotting", "cli", "compilation", "pydml")

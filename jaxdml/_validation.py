@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 from sklearn.utils.validation import check_array
 
-from ._runtime._warnings import warn as _warn
 from .exceptions import InvalidParameterError
+from ._runtime._warnings import warn as _warn
 
 __all__ = [
     "Interval",

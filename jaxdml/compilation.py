@@ -23,7 +23,6 @@ memory maps.)
 from __future__ import annotations
 
 import os
-
 from ._runtime import _executable_cache
 from ._runtime._warnings import warn as _warn
 

@@ -36,9 +36,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import linalg
-from ._runtime._device import to_device
 from ._runtime._padding import bucket_size
 from ._search_kernels import CHUNKED_MAX_K, REFERENCE_CHUNK, search, search_chunked, search_host
+from ._runtime._device import to_device
 from .config import precise
 
 __all__ = ["knn_search", "same_class_neighbors", "other_class_neighbors", "active_impostors",

@@ -16,9 +16,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from ._runtime._padding import bucket_size
-from ._runtime._warnings import warn as _warn
-from ._validation import check_data, check_pair_labels, encode_labels, index_tuples
 from .neighbors import other_class_neighbors, same_class_neighbors
+from ._validation import check_data, check_pair_labels, encode_labels, index_tuples
+from ._runtime._warnings import warn as _warn
 
 __all__ = [
     "LabeledProblem",

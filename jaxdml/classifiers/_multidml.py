@@ -20,8 +20,8 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._runtime._device import to_device
 from .._runtime._padding import bucket_size
+from .._runtime._device import to_device
 from .._validation import Interval, Options, check_params
 from ..compilation import ensure_default_cache
 from ..config import precise

@@ -6,6 +6,7 @@ import functools
 
 import jax
 import jax.numpy as jnp
+
 from jax.scipy.linalg import solve_triangular
 
 from ..linalg import symmetrize

@@ -8,11 +8,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._runtime._device import to_device
-from .._runtime._executable_cache import cached_jit
 from .._runtime._padding import bucket_size
+from .._runtime._device import to_device
 from ..linalg import kth_smallest, pairwise_sq_dists, symmetrize
 from ._common import generalized_eigh
+from .._runtime._executable_cache import cached_jit
 
 __all__ = ["lfda_components", "lfda_scatters", "EMBEDDING_TYPES", "AFFINITIES"]
 

@@ -7,10 +7,10 @@ import functools
 import jax
 import jax.numpy as jnp
 
-from .._runtime._executable_cache import cached_jit
 from ..linalg import symmetrize
 from ._common import generalized_eigh
 from ._covariance import inverse_sqrt_psd, span_restricted
+from .._runtime._executable_cache import cached_jit
 
 __all__ = ["chunklet_covariance", "rca_components"]
 

@@ -1,54 +1,16 @@
 """scikit-learn estimators. Each one lives next to its method record in :mod:`jaxdml.methods`;
 this package re-exports them."""
 
+from ..methods import (ANMM, LFDA, MLKR, MMC, RCA, Covariance, DMLMJ, ITML, KANMM, KDA, KDMLMJ, KLMNN, LDA, LDML, LMNN, LSI, MCML, NCA, NCMC, NCMML,
+                       PCA, BaseMetricLearner, DMLEig, Euclidean, GradientMetricLearner, KernelMetricLearner,
+                       MetricLearner)
 # weak supervision (metric-learn parity)
-from ..methods import (  # ordinal metric learning  # pyDML's algorithms  # metric-learn's weakly supervised algorithms  # fixed distances (pyDML's Metric, Transformer)
-                       ANMM,
-                       CMOML,
-                       DMLMJ,
-                       GMML,
-                       ITML,
-                       KANMM,
-                       KCMOML,
-                       KDA,
-                       KDMLMJ,
-                       KLLDA,
-                       KLMNN,
-                       KODML,
-                       LDA,
-                       LDML,
-                       LFDA,
-                       LLDA,
-                       LMNN,
-                       LODML,
-                       LSI,
-                       LSML,
-                       MCML,
-                       MLKR,
-                       MMC,
-                       NCA,
-                       NCMC,
-                       NCMML,
-                       PCA,
-                       RCA,
-                       SCML,
-                       SDML,
-                       BaseMetricLearner,
-                       Covariance,
-                       DMLEig,
-                       Euclidean,
-                       GradientMetricLearner,
-                       ITML_Supervised,
-                       KernelMetricLearner,
-                       LSML_Supervised,
-                       Metric,
-                       MetricLearner,
-                       MMC_Supervised,
-                       RCA_Supervised,
-                       SCML_Supervised,
-                       SDML_Supervised,
-                       Transformer,
-)
+from ..methods import ITML_Supervised, LSML_Supervised, MMC_Supervised, SCML_Supervised, SDML_Supervised
+from ..methods import RCA_Supervised
+from ..methods import CMOML, KCMOML, KODML, LODML  # ordinal metric learning
+from ..methods import GMML, KLLDA, LLDA  # pyDML's algorithms
+from ..methods import LSML, SCML, SDML  # metric-learn's weakly supervised algorithms
+from ..methods import Metric, Transformer  # fixed distances (pyDML's Metric, Transformer)
 
 __all__ = [
     "BaseMetricLearner", "GradientMetricLearner", "KernelMetricLearner", "MetricLearner",

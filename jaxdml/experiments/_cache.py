@@ -14,9 +14,9 @@ import functools
 import hashlib
 import json
 import math
+import shutil
 import os
 import re
-import shutil
 import tempfile
 from pathlib import Path
 from typing import Optional

@@ -8,19 +8,20 @@ This package holds pure functions only: a method's optimisation defaults (:class
 and the registry of methods (:func:`jaxdml.methods`) live in the method layer above it.
 """
 
-from . import _dml_eig, _itml, _ldml, _lsi, _lsml, _mcml, _ncm, _scml, _sdml  # noqa: E402  # noqa: E402  (metric-learn's weakly supervised algorithms)
-from ._dml_eig import *  # noqa: E402,F401,F403
-from ._embedding import embedded, on_embedding
-from ._itml import *  # noqa: E402,F401,F403
-from ._ldml import *  # noqa: E402,F401,F403
 from ._lmnn import lmnn, lmnn_metric, lmnn_pairs
-from ._lsi import *  # noqa: E402,F401,F403
-from ._lsml import *  # noqa: E402,F401,F403
-from ._mcml import *  # noqa: E402,F401,F403
 from ._mlkr import RegressionProblem, mlkr
 from ._nca import nca
 from ._ncm import *  # noqa: E402,F401,F403
+from ._mcml import *  # noqa: E402,F401,F403
+from ._ldml import *  # noqa: E402,F401,F403
+from ._lsi import *  # noqa: E402,F401,F403
+from ._itml import *  # noqa: E402,F401,F403
+from ._dml_eig import *  # noqa: E402,F401,F403
+from ._embedding import embedded, on_embedding
+from . import _dml_eig, _itml, _ldml, _lsi, _mcml, _ncm  # noqa: E402
 from ._ordinal import OrdinalProblem, cmoml, odml, ordered_chains  # noqa: E402  (ordinal metric learning)
+from . import _lsml, _scml, _sdml  # noqa: E402  (metric-learn's weakly supervised algorithms)
+from ._lsml import *  # noqa: E402,F401,F403
 from ._scml import *  # noqa: E402,F401,F403
 from ._sdml import *  # noqa: E402,F401,F403
 

@@ -23,9 +23,9 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from .._runtime._executable_cache import cached_jit
 from ..linalg import symmetrize
 from ..problems import PairsProblem
+from .._runtime._executable_cache import cached_jit
 
 __all__ = [
     "pair_sq_dists",

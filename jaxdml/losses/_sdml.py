@@ -20,7 +20,6 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
-
 from .._runtime._executable_cache import cached_jit
 
 __all__ = ["sdml_objective", "sdml_admm", "SDMLState"]

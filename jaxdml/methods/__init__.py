@@ -37,9 +37,7 @@ from .gradient._nca import NCA
 from .gradient._ncm import NCMC, NCMML
 from .ordinal._cmoml import CMOML, KCMOML  # ordinal metric learning
 from .ordinal._odml import KODML, LODML  # ordinal metric learning
-
-# weak supervision and the Mahalanobis API (metric-learn parity)
-from .weak._constraints import Constraints
+from .weak._constraints import Constraints  # weak supervision and the Mahalanobis API (metric-learn parity)
 from .weak._dml_eig import DMLEig
 from .weak._gmml import GMML  # pyDML's algorithms
 from .weak._itml import ITML

@@ -22,15 +22,8 @@ import re
 import numpy as np
 
 from ._common import _as_transform, _check_2d, _draw_regions, _finish, _pyplot, _region_grid
-from ._pydml import (
-    classifier_pairplots,
-    classifier_plot,
-    dml_multiplot,
-    dml_pairplots,
-    dml_plot,
-    knn_pairplots,
-    knn_plot,
-)
+from ._pydml import (classifier_pairplots, classifier_plot, dml_multiplot, dml_pairplots, dml_plot, knn_pairplots,
+                     knn_plot)
 from ._pydml3d import classifier_plot_3d
 
 __all__ = [

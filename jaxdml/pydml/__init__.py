@@ -25,20 +25,12 @@ from ._base import DMLAlgorithm as DML_Algorithm
 from ._base import KernelDMLAlgorithm as KernelDML_Algorithm
 from ._base import PyDMLCompatibilityWarning
 from ._classifiers import CondensedNearestNeighbors, MultiDML_kNN, NCMC_Classifier, ReducedNearestNeighbors, kNN
-from ._constraints import GMML, ITML, LSI, DML_eig
 from ._gradient import CMOML, LDML, LMNN, LODML, MCML, NCA, NCMC, NCMML
 from ._kernel import KANMM, KDA, KDMLMJ, KLLDA, KLMNN, KODML
+from ._constraints import DML_eig, GMML, ITML, LSI
 from ._learners import ANMM, DMLMJ, LDA, LLDA, PCA, Covariance, Euclidean, Metric, Transformer
-from ._plot import (
-                    classifier_pairplots,
-                    classifier_plot,
-                    classifier_plot_3d,
-                    dml_multiplot,
-                    dml_pairplots,
-                    dml_plot,
-                    knn_pairplots,
-                    knn_plot,
-)
+from ._plot import (classifier_pairplots, classifier_plot, classifier_plot_3d, dml_multiplot, dml_pairplots, dml_plot,
+                    knn_pairplots, knn_plot)
 from ._tune import cross_validate, metadata_cross_validate, tune, tune_knn
 
 __all__ = [

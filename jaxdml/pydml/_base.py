@@ -18,8 +18,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_array, check_is_fitted
 
-from .._runtime._warnings import warn
 from .._validation import Interval, check_params
+from .._runtime._warnings import warn
 
 __all__ = ["PyDMLCompatibilityWarning", "DMLAlgorithm", "KernelDMLAlgorithm", "note", "changed", "store"]
 

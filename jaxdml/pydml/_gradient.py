@@ -20,7 +20,8 @@ import functools
 import numpy as np
 
 from .. import methods as _m
-from ._base import DMLAlgorithm, check_int, initial_map, iteration_metadata, note, passed_when_set, rate_settings, store
+from ._base import (DMLAlgorithm, check_int, initial_map, iteration_metadata, note, passed_when_set, rate_settings,
+                    store)
 
 __all__ = ["NCA", "NCMML", "NCMC", "LMNN", "MCML", "LDML", "LODML", "CMOML"]
 

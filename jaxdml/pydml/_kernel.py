@@ -10,16 +10,8 @@ the kernel with the training data.
 from __future__ import annotations
 
 from .. import methods as _m
-from ._base import (
-    KernelDMLAlgorithm,
-    check_int,
-    iteration_metadata,
-    kernel_settings,
-    note,
-    passed_when_set,
-    rate_settings,
-    store,
-)
+from ._base import (KernelDMLAlgorithm, check_int, iteration_metadata, kernel_settings, note, passed_when_set,
+                    rate_settings, store)
 from ._gradient import _IGNORED
 from ._learners import _eig_metadata
 

@@ -20,9 +20,10 @@ import numpy as np
 import optax
 from optax import tree_utils as otu
 
-from .._runtime._device import blas_single_threaded, paused_gc
-from .._runtime._executable_cache import cached_jit, register_name
 from .._runtime._logging import show_progress
+from .._runtime._executable_cache import cached_jit, register_name
+from .._runtime._device import paused_gc
+from .._runtime._device import blas_single_threaded
 from ._callbacks import progress, run_with_callback, user_callback
 from ._lbfgs import is_trial_state, lbfgs
 from ._linesearch import default_patience, has_linesearch_state, uses_linesearch

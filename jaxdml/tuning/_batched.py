@@ -37,7 +37,7 @@ from ..exceptions import ConvergenceWarning
 from ..linalg import components_from_metric
 from ..methods.core._base import GradientMetricLearner
 from ..methods.core._engine import resolve_n_components, split_settings
-from ..methods.core._gradient import PROBLEM_KEYS, solve_loss
+from ..methods.core._gradient import PROBLEM_KEYS
 from ..methods.core._plan import plan
 from ..methods.core._record import SETTINGS
 from ..solvers._driver import default_patience, split_hyper

@@ -18,16 +18,8 @@ import jax.numpy as jnp
 import optax
 
 from .._runtime._device import jit_quick_compile
-from ..solvers._driver import (
-    SolverResult,
-    all_finite,
-    count_trace,
-    has_linesearch_state,
-    initial_state,
-    settled,
-    stationary,
-    value_and_grad_for,
-)
+from ..solvers._driver import (SolverResult, all_finite, count_trace, has_linesearch_state, initial_state, settled,
+                               stationary, value_and_grad_for)
 from ..solvers._lbfgs import is_trial_state
 
 __all__ = ["multi_tol_runner"]

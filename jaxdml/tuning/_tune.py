@@ -218,8 +218,8 @@ def _check_grid(base, tune_args, dml_params, owner) -> None:
 def _as_estimator(dml, params: dict, name="dml"):
     """A learner instance from an instance, its class or a method name (``name``: the argument, in messages)."""
     if isinstance(dml, str):
-        from .. import estimators
         from ..methods import get_method
+        from .. import estimators
 
         cls = get_method(dml).estimator
         if cls is None or not hasattr(estimators, cls):

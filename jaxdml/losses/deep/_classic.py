@@ -13,19 +13,9 @@ import jax
 import jax.numpy as jnp
 
 from ... import linalg
-from ._base import (
-    apply_map,
-    check_batch,
-    check_distance,
-    check_indices,
-    check_real,
-    check_reduction,
-    dense,
-    dissimilarity,
-    label_pairs,
-    masked_logsumexp,
-    reduce,
-)
+
+from ._base import (apply_map, check_batch, check_distance, check_indices, check_real, check_reduction, dense,
+                    dissimilarity, label_pairs, masked_logsumexp, reduce)
 
 __all__ = ["nca", "lmnn"]
 

@@ -14,7 +14,8 @@ import numbers
 import jax
 import jax.numpy as jnp
 
-from ._base import SIMILARITIES, apply_map, check_batch, check_distance, check_real, dense, dissimilarity, label_pairs
+from ._base import (SIMILARITIES, apply_map, check_batch, check_distance, check_real, dense, dissimilarity,
+                    label_pairs)
 from ._tuples import Pairs, Triplets, grid
 
 __all__ = ["batch_hard", "batch_all", "semi_hard", "multi_similarity_pairs", "pair_margin"]

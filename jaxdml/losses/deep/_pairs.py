@@ -24,17 +24,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from ._base import (
-    SIMILARITIES,
-    check_labels_in_range,
-    check_real,
-    check_reduction,
-    dissimilarity,
-    log1p_sum_exp,
-    masked_logsumexp,
-    reduce,
-    sign_of,
-)
+from ._base import (SIMILARITIES, check_labels_in_range, check_real, check_reduction, dissimilarity,
+                    log1p_sum_exp, masked_logsumexp, reduce, sign_of)
 from ._tuples import pair_batch
 
 __all__ = ["contrastive", "margin_loss", "lifted_structure", "multi_similarity", "circle"]

@@ -9,22 +9,9 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from ._base import (
-    SIMILARITIES,
-    apply_map,
-    check_batch,
-    check_distance,
-    check_labels_in_range,
-    check_param_matrix,
-    check_real,
-    check_reduction,
-    dense,
-    log1p_sum_exp,
-    masked_logsumexp,
-    reduce,
-    sign_of,
-    similarity,
-)
+from ._base import (SIMILARITIES, apply_map, check_batch, check_distance, check_labels_in_range, check_param_matrix,
+                    check_real, check_reduction, dense, log1p_sum_exp, masked_logsumexp, reduce, sign_of,
+                    similarity)
 from ._base import normalize as unit_rows
 
 __all__ = ["proxy_nca", "proxy_anchor"]

@@ -13,17 +13,8 @@ import numbers
 import jax
 import jax.numpy as jnp
 
-from ._base import (
-    apply_map,
-    check_batch,
-    check_labels_in_range,
-    check_param_matrix,
-    check_real,
-    check_reduction,
-    normalize,
-    reduce,
-    safe_norm,
-)
+from ._base import (apply_map, check_batch, check_labels_in_range, check_param_matrix, check_real, check_reduction,
+                    normalize, reduce, safe_norm)
 
 __all__ = ["angular_margin", "arcface", "cosface", "sphereface"]
 

@@ -4,18 +4,8 @@ from __future__ import annotations
 
 import jax
 
-from ._base import (
-    apply_map,
-    check_batch,
-    check_distance,
-    check_real,
-    check_reduction,
-    dense,
-    dissimilarity,
-    label_pairs,
-    paired,
-    reduce,
-)
+from ._base import (apply_map, check_batch, check_distance, check_real, check_reduction, dense, dissimilarity,
+                    label_pairs, paired, reduce)
 from ._tuples import Triplets, check_tuples
 
 __all__ = ["triplet_margin"]

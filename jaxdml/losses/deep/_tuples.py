@@ -10,6 +10,7 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+
 import numpy as np
 
 from ._base import apply_map, check_batch, check_distance, check_indices, check_labels, check_mask, dense, label_pairs

@@ -78,7 +78,9 @@ class KDA(KernelMetricLearner):
     -----
     KDA's embedding has ``n_classes - 1`` dimensions, one on two-class data, and a gain over Euclidean
     k-NN on a few thousand rows does not survive more rows; on real data of 10 000 - 45 000 rows the default
-    fit falls below Euclidean 3-NN (defaults protocol round 16: 3-NN test accuracy against Euclidean 3-NN, points, mean of three splits, on a 2 000-row subset / all training rows; * significantly below by a paired sign test over the test rows): electricity (40 780 rows, two classes) +3.95 / -7.56*, eeg-eye-state
+    fit falls below Euclidean 3-NN (defaults protocol round 16: 3-NN test accuracy against Euclidean 3-NN,
+    points, mean of three splits, on a 2 000-row subset / all training rows; * significantly below by a paired
+    sign test over the test rows): electricity (40 780 rows, two classes) +3.95 / -7.56*, eeg-eye-state
     (13 482, two classes) -20.76 / -30.64*, kropt (25 251, 18 classes) -0.21 / -9.08*, pendigits (9 892)
     +0.58 / +0.15. It is the objective, not the landmarks: on kropt the exact method (4 000 rows, no landmarks)
     is already -2.45* points, 2 000 landmarks on 5 000 rows -3.29*. A fit on 10 000 rows or more warns.

@@ -12,7 +12,8 @@ from ..._validation import Interval, Options
 from ...kernels import KERNELS
 from ._sampling import stratified_subsample
 
-__all__ = ["Method", "LossSpec", "Route", "MeasuredLoss", "SETTINGS", "GRADIENT_SETTINGS", "SETTING_CONSTRAINTS", "check_neighbour_count"]
+__all__ = ["Method", "LossSpec", "Route", "MeasuredLoss", "SETTINGS", "GRADIENT_SETTINGS", "SETTING_CONSTRAINTS",
+           "check_neighbour_count"]
 
 #: ``jaxdml.fit`` settings beyond the core (n_components, max_iter, tol, random_state, verbose), with
 #: the value that means "not set". A method receives the ones it lists in ``Method.settings``; giving
