@@ -259,14 +259,19 @@ def retrieval_scores(queries, query_labels, references=None, reference_labels=No
     used = n_same > 0
     names = ["precision_at_1", "r_precision", "map_at_r", *[f"recall_at_{kk}" for kk in ks],
              *[f"map_at_{kk}" for kk in ks], "mrr"]
+    # per-class means in one pass per score (no mask per class)
+    counts = np.bincount(qc[used], minlength=int(qc.max()) + 1)
+    classes = np.flatnonzero(counts)
+    means = np.stack([np.bincount(qc[used], weights=scores[used, j], minlength=counts.size)[classes]
+                      / counts[classes] for j in range(len(names))], axis=1)
+    first = np.full(counts.size, -1)
+    first[qc[::-1]] = np.arange(qc.size)[::-1]  # a query of each code (its first)
     labels = np.asarray(query_labels)
-    classes = np.unique(qc[used])
-    per_class = {labels[np.flatnonzero(qc == c)[0]].item(): {
-        name: _mean(scores[used & (qc == c), j]) for j, name in enumerate(names)} for c in classes}
+    per_class = {labels[first[c]].item(): dict(zip(names, map(float, row))) for c, row in zip(classes, means)}
     if average == "queries":
         out = {name: _mean(scores[used, j]) for j, name in enumerate(names)}
     else:
-        out = {name: _mean(np.array([v[name] for v in per_class.values()])) for name in names}
+        out = {name: _mean(means[:, j]) for j, name in enumerate(names)}
     out.update(n_queries=int(used.sum()), n_bounded=int(np.sum(n_same > bounded)), per_class=per_class)
     if per_query:
         scores[~used] = np.nan

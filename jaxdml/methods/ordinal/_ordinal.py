@@ -148,15 +148,16 @@ def _searched_problem(Z, t, P, search, pad_to):
     return _padded_problem(Z, t, neigh, mask, c2, pad_to)
 
 
-def _minimize(loss, params0, problem, name, *, max_iter, tol, optimizer, learning_rate, verbose, hyper):
-    """``loss`` from ``params0`` on the ready ``problem`` through the one gradient plan (L-BFGS by default, full
-    batch): ``(result, n_iter, loss_history)``, the result a FittedMetric whose ``L`` is the parameter."""
-    rows = np.asarray(problem.X)  # the problem's (padded) rows: the plan reads their shape
+def _minimize(loss, params0, problem, rows, bucket, name, *, max_iter, tol, optimizer, learning_rate, verbose,
+              hyper):
+    """``loss`` from ``params0`` on the ready ``problem`` (built from the host ``rows``, padded to ``bucket``)
+    through the one gradient plan (L-BFGS by default, full batch): ``(result, n_iter, loss_history)``, the result
+    a FittedMetric whose ``L`` is the parameter."""
     spec = LossSpec(loss, "L", optimizer="lbfgs", max_iter=max_iter)
     res = execute(plan(spec, name, rows, None, 0, n_components=params0.shape[0], random_state=None, max_iter=max_iter,
                        tol=1e-5 if tol is None else float(tol), verbose=verbose, init=np.asarray(params0),
                        optimizer=optimizer, learning_rate=learning_rate, batch_size=None, n_candidates=None,
-                       problem_fn=lambda _: (problem, rows.shape[0], rows.shape[0]), **(hyper or {})))
+                       problem_fn=lambda _: (problem, rows.shape[0], bucket), **(hyper or {})))
     return res, res.n_iter, res.loss_history
 
 
@@ -180,7 +181,7 @@ def solve_linear(loss, name, search, X, y, *, n_components, random_state, max_it
     if not isinstance(init, str):  # a given map keeps its embedding; "identity"/"pca"/"random"
         L0 = L0 * c                        # act on the rescaled data (the Euclidean distance up to scale)
     max_iter = default_iter if max_iter is None else int(max_iter)
-    res, n_iter, hist = _minimize(loss, L0, problem, name, max_iter=max_iter, tol=tol, optimizer=optimizer,
+    res, n_iter, hist = _minimize(loss, L0, problem, X, bucket, name, max_iter=max_iter, tol=tol, optimizer=optimizer,
                                   learning_rate=learning_rate, verbose=verbose, hyper=hyper)
     return dict(L=np.asarray(res.L, np.float64) / c, n_iter=n_iter, converged=bool(res.converged),
                 loss_history=hist, loss=float(res.loss),
@@ -233,10 +234,11 @@ def solve_kernel(loss, name, hood, X, y, *, n_components, random_state, max_iter
     B0[:, r:] = 0.0
     problem, bucket, c = make_problem(Zp)
     max_iter = default_iter if max_iter is None else int(max_iter)
-    res, n_iter, hist = _minimize(loss, B0, problem, name, max_iter=max_iter, tol=tol, optimizer=optimizer,
-                                  learning_rate=learning_rate, verbose=verbose, hyper=hyper)
+    res, n_iter, hist = _minimize(loss, B0, problem, Zp, bucket, name, max_iter=max_iter, tol=tol,
+                                  optimizer=optimizer, learning_rate=learning_rate, verbose=verbose, hyper=hyper)
     B = np.asarray(res.L, dtype=np.float64)[:n_out, :r]
-    info = dict(failed=bool(res.info["failed"]), kernel_rank=r, padded_rows=bucket - n, scale=c, **fitted, **(hyper or {}))
+    info = dict(failed=bool(res.info["failed"]), kernel_rank=r, padded_rows=bucket - n, scale=c, **fitted,
+                **(hyper or {}))
     fields = dict(method=name, n_iter=n_iter, converged=bool(res.converged), loss_history=hist, loss=float(res.loss))
     if lm is not None:
         return landmark_result(B / c, lm, n_out, kernel, kernel_params, info, **fields)
