@@ -40,13 +40,22 @@ def smallest_k(D, k: int, xp=jnp):
     The same result as ``-lax.top_k(-D, k)`` (equal values in index order; distinct indices even when
     a row has fewer than ``k`` finite entries). XLA's CPU ``top_k`` has a fast kernel for float32
     only: in float64 it sorts every row, 3-180x slower than ``k`` masked ``argmin`` passes for
-    ``k <= 30`` (``benchmarks/bench_select.py``), so float64 on a CPU takes those passes.
-    ``xp=numpy`` runs the passes on host arrays (the same selection, no compilation).
+    ``k <= 30`` (``benchmarks/bench_select.py``). Float64 on a CPU therefore selects candidates in
+    float32 and the result exactly in float64 (:func:`_exact_from_float32`), falling back to the
+    ``argmin`` passes where float32 cannot decide. ``xp=numpy`` runs the passes on host arrays (the
+    same selection, no compilation).
     """
     k = int(k)
     if xp is jnp and (D.dtype != jnp.float64 or k > _ARGMIN_SELECT_MAX_K or jax.default_backend() != "cpu"):
         neg, idx = jax.lax.top_k(-D, k)
         return -neg, idx
+    if xp is jnp and k + _CANDIDATE_MARGIN < D.shape[-1]:
+        return _exact_from_float32(D, k, lambda A: _argmin_passes(A, k, jnp))
+    return _argmin_passes(D, k, xp)
+
+
+def _argmin_passes(D, k: int, xp):
+    """``k`` masked ``argmin`` passes: the selection of :func:`smallest_k`."""
     cols = xp.arange(D.shape[-1])
     taken = None
     vals, idxs = [], []
@@ -63,16 +72,49 @@ def smallest_k(D, k: int, xp=jnp):
     return xp.stack(vals, -1), xp.stack(idxs, -1).astype(xp.int32)
 
 
+#: candidates beyond ``k`` that the float32 pre-selection keeps
+_CANDIDATE_MARGIN = 8
+
+
+def _exact_from_float32(D, k: int, fallback):
+    """The ``k`` smallest float64 entries of every row, ``(values, idx)``, selected through float32.
+
+    ``lax.top_k`` in float32 (XLA's fast CPU kernel) keeps ``k + 8`` candidates per row; their exact
+    float64 values are sorted (ties in index order). Rounding to float32 is monotone, so every entry
+    left out has a float32 value at least the largest candidate's, ``t``: when the ``k``-th exact
+    value rounds strictly below ``t`` in every row, no entry left out can be smaller than it or tie it,
+    and the result is exact. Otherwise (near-ties across the cut, NaN, overflow to float32 infinity)
+    the whole block takes ``fallback(D)``.
+    """
+    # the barrier keeps XLA from fusing what follows into the selection: fused, it leaves the fast kernel (50x)
+    neg, cand = jax.lax.optimization_barrier(
+        jax.lax.top_k(-jax.lax.stop_gradient(D).astype(jnp.float32), k + _CANDIDATE_MARGIN))
+    exact = jnp.take_along_axis(D, cand, axis=-1)
+    order = jnp.lexsort((cand, exact), axis=-1)[..., :k]  # by value, then index
+    vals = jnp.take_along_axis(exact, order, axis=-1)
+    idx = jnp.take_along_axis(cand, order, axis=-1).astype(jnp.int32)
+    decided = jnp.all(vals[..., -1].astype(jnp.float32) < -neg[..., -1])
+    return jax.lax.cond(decided, lambda _: (vals, idx), fallback, D)
+
+
 def kth_smallest(D, k):
     """``jnp.sort(D, axis=-1)[..., k]`` (``k`` 0-based, may be traced) without sorting: ``k`` masked
-    ``argmin`` passes, then the minimum of what is left (see :func:`smallest_k` for why not a sort)."""
+    ``argmin`` passes, then the minimum of what is left (see :func:`smallest_k` for why not a sort).
+    With ``k`` concrete and float64 ``D``, the selection goes through float32 candidates and is exact
+    (:func:`_exact_from_float32`)."""
     cols = jnp.arange(D.shape[-1])
 
     def drop(_, A):
         i = jnp.argmin(A, axis=-1)
         return jnp.where(cols == i[..., None], jnp.inf, A)
 
-    return jnp.min(jax.lax.fori_loop(0, k, drop, D), axis=-1)
+    def passes(A):
+        return jnp.min(jax.lax.fori_loop(0, k, drop, A), axis=-1)
+
+    if isinstance(k, (int, np.integer)) and D.dtype == jnp.float64 and k + 1 + _CANDIDATE_MARGIN < D.shape[-1]:
+        vals, _ = _exact_from_float32(D, int(k) + 1, lambda A: _argmin_passes(A, int(k) + 1, jnp))
+        return vals[..., -1]
+    return passes(D)
 
 
 def centred_rows(X):

@@ -85,6 +85,26 @@ def test_smallest_k_is_a_stable_selection(rng, dtype):
                 np.testing.assert_array_equal(np.asarray(got), np.sort(D, axis=1)[:, k])
 
 
+def test_float64_selection_through_float32_candidates_is_exact(rng):
+    """The float64 CPU selection keeps float32 candidates and decides in float64: the first k of a stable
+    sort, also where float32 cannot tell entries apart (differences below its resolution, so the exact
+    fallback must run) and with exact ties and infinities; the k-th order statistic with a concrete k."""
+    from jaxdml.linalg import kth_smallest, smallest_k
+
+    with jax.enable_x64(True):
+        lattice = rng.integers(0, 6, size=(7, 60)).astype(np.float64)
+        lattice[rng.random(lattice.shape) < 0.3] = np.inf
+        close = 1.0 + rng.permutation(60 * 5).reshape(5, 60) * 1e-12  # one float32 value, distinct in float64
+        for D in (lattice, close, rng.random((6, 60))):
+            for k in (1, 4, 12):
+                vals, idx = jax.jit(lambda A, k=k: smallest_k(A, k))(jnp.asarray(D))
+                ref = np.argsort(D, axis=1, kind="stable")[:, :k]
+                np.testing.assert_array_equal(np.asarray(idx), ref)
+                np.testing.assert_array_equal(np.asarray(vals), np.take_along_axis(D, ref, 1))
+                got = jax.jit(lambda A, k=k: kth_smallest(A, k))(jnp.asarray(D))
+                np.testing.assert_array_equal(np.asarray(got), np.sort(D, axis=1)[:, k])
+
+
 def test_knn_search_matches_sklearn(rng):
     X, y = _data(rng, 900)
     L = rng.normal(size=(3, 6))

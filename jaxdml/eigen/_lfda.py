@@ -39,8 +39,8 @@ def _blocks(a, block: int):
     return a.reshape((a.shape[0] // block, block) + a.shape[1:])
 
 
-@functools.partial(cached_jit, static_argnames=("block", "affinity"))
-def _class_scatter(Xc, mask, k, block: int, affinity: str = "local-scaling"):
+@functools.partial(cached_jit, static_argnames=("k", "block", "affinity"))
+def _class_scatter(Xc, mask, k: int, block: int, affinity: str = "local-scaling"):
     r"""``Q_c = X_c^T (D - A) X_c = 1/2 sum_ij A_ij (x_i - x_j)(x_i - x_j)^T`` of one class, with
     the local-scaling affinity ``A_ij = exp(-|x_i - x_j|^2 / (sigma_i sigma_j))`` (``sigma_i`` the
     distance to the ``k``-th nearest other row), and ``n_c S_c`` (``S_c`` the class scatter).
@@ -117,7 +117,7 @@ def lfda_scatters(X, codes, n_classes: int, k: int = 7, block: int = 512, affini
             continue
         Xc, mask, blk = _padded_class(Xh[idx], block)
         # NumPy arguments go to the compiled program as they are (jnp.asarray would stage each one)
-        Q, scatter = (np.asarray(a) for a in _class_scatter(Xc, mask, np.int32(min(k, idx.size - 1)), blk, affinity))
+        Q, scatter = (np.asarray(a) for a in _class_scatter(Xc, mask, int(min(k, idx.size - 1)), blk, affinity))
         Sw = Sw + Q / idx.size
         extra = extra + Q - scatter
     Sb = St + extra / n - Sw
