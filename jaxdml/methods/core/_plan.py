@@ -49,8 +49,9 @@ class GradientPlan(NamedTuple):
     initial parameters (device arrays); ``pre``: the PCA pre-projection of a rank-limited metric loss
     (None: none); ``optimizer``, ``projection``, ``learning_rate``, ``max_iter``, ``tol``, ``hyper``,
     ``batch_size``, ``n_candidates``, ``key``, ``devices``, ``callback``, ``verbose``: the arguments of
-    :func:`jaxdml.solvers.minimize`. ``route``: the method's :class:`Route` when it applies (then the
-    driver's arguments are not resolved and ``max_iter`` is the user's value, None if unset); ``n``/``n_total``:
+    :func:`jaxdml.solvers.minimize`. ``route``: the method's :class:`Route` when it applies (then, unless the
+    route runs the driver itself, the driver's arguments are not resolved and ``max_iter`` is the user's value,
+    None if unset); ``n``/``n_total``:
     the rows fitted / given; ``bucket``: the padded size; ``n_dev``: the device count; ``info``: entries
     the result's ``info`` starts with.
     """
@@ -253,7 +254,7 @@ def plan(spec: LossSpec, name: str, X, codes, n_classes, *, n_components, random
                   hyper=hyper, devices=devices, n_dev=n_dev, callback=callback, verbose=verbose,
                   random_state=random_state, route=route, n=n, n_total=n_total, bucket=bucket, t_start=t_start,
                   info=dict(info or {}))
-    if route is not None:  # the route's solver reads what it needs from the plan
+    if route is not None and not route.driver:  # the route's solver reads what it needs from the plan
         return GradientPlan(optimizer=None, projection=None, learning_rate=None, max_iter=max_iter,
                             batch_size=None, n_candidates=None, key=None, **common)
     spec = large_data(spec, n, optimizer, max_iter)

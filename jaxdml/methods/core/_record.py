@@ -153,12 +153,17 @@ class Route(NamedTuple):
     subsample : callable or None
         ``subsample(codes, n_neighbors, random_state) -> row indices or None``: the rows the route fits
         (None: all of them).
+    driver : bool
+        Whether the route's solver runs the optax driver itself (e.g. MLKR's early stopping, which restarts
+        it): the plan then resolves the driver's arguments (optimizer, ``max_iter``, ...) as for a plain
+        fit; otherwise it leaves them unresolved.
     """
 
     name: str
     applies: Callable
     solve: Callable
     subsample: Optional[Callable] = None
+    driver: bool = False
 
 
 class Method(NamedTuple):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import numbers
 import threading
 
@@ -16,11 +17,11 @@ from ..._runtime._warnings import warn_not_converged
 from ..._validation import Interval, Options
 from ...linalg import centred_rows
 from ...losses._mlkr import RegressionProblem, mlkr
-from ...solvers._driver import make_optimizer, minimize
-from ...solvers._init import initial_components
+from ...solvers._driver import minimize
+from ...solvers._result import FittedMetric
 from ..core._base import BaseMetricLearner
-from ..core._gradient import finish
-from ..core._record import MAX_ROWS, Method, rows_to_fit
+from ..core._plan import execute, plan
+from ..core._record import MAX_ROWS, LossSpec, Method, Route, rows_to_fit
 
 __all__ = ["MLKR", "MLKR_METHOD", "MLKR_MAX_ITER", "MLKR_MAX_ROWS"]
 
@@ -149,38 +150,61 @@ def _run_watched(L, problem, opt, track, val_hist, hist, *, max_iter, tol, learn
                                                              failed=bool(res.failed))
 
 
+def _solve_early_stopped(p, *, X, t, validation_fraction, pad_to):
+    """The solve step of :func:`early_stopping_route` on the plan ``p`` (its optimizer, initial map,
+    ``max_iter``, ``tol``): held-out early stopping on the host rows ``X`` (centred) and targets ``t``; with
+    too few rows to hold any out, the plan's plain driver run."""
+    split = _split(X.shape[0], validation_fraction, check_random_state(p.random_state))
+    if split is None:
+        return execute(p._replace(route=None))
+    L0 = np.asarray(p.params0, np.float64)
+    L, n_iter, converged, hist, info = _early_stopped(X, t, L0, split, p.optimizer, max_iter=p.max_iter, tol=p.tol,
+                                                      learning_rate=p.learning_rate, verbose=p.verbose,
+                                                      pad_to=pad_to)
+    if not converged:
+        warn_not_converged(p.name, p.max_iter, p.tol)
+    loss = float(_mlkr_value(to_device(L, p.problem.X.dtype), p.problem))
+    return FittedMetric(L=np.asarray(L, np.float64), method=p.name, n_iter=n_iter, converged=converged,
+                        loss_history=hist, loss=loss, info=dict(p.info, solver="early_stopping", **info))
+
+
+def early_stopping_route(X, t, validation_fraction, pad_to) -> Route:
+    """MLKR's held-out early stopping as a :class:`Route` of the one gradient plan: its solver restarts the
+    plan's driver (``driver=True``: the plan resolves the optimizer and ``max_iter`` as for a plain fit) and
+    watches the error of held-out rows of ``X`` (host rows, centred) and ``t``."""
+    solve = functools.partial(_solve_early_stopped, X=X, t=t, validation_fraction=validation_fraction,
+                              pad_to=pad_to)
+    return Route("early_stopping", lambda *_, **__: True, solve, driver=True)
+
+
+#: MLKR's loss and defaults as the gradient plan reads them
+MLKR_SPEC = LossSpec(mlkr, "L", optimizer="lbfgs", max_iter=MLKR_MAX_ITER)
+
+
 def _mlkr(X, targets, n_classes, *, n_components, random_state, max_iter, tol, verbose, early_stopping,
           validation_fraction, max_rows="auto", init="auto", optimizer=None, learning_rate=None, pad_to="auto",
           **_):
-    """Minimise the leave-one-out kernel regression error with the optax driver (L-BFGS); by default
-    stop early on the error of held-out rows; above ``max_rows`` rows, on a random subsample."""
-    rng = check_random_state(random_state)
+    """Minimise the leave-one-out kernel regression error through the one gradient plan (L-BFGS); by
+    default stop early on the error of held-out rows (:func:`early_stopping_route`); above ``max_rows``
+    rows, on a random subsample."""
     t = np.asarray(targets, np.float64)
     keep = rows_to_fit(np.zeros(X.shape[0], int), max_rows, MLKR_MAX_ROWS, random_state)
     if keep is not None:
         X, t = X[keep], t[keep]
     X = centred_rows(X)  # distances are unchanged; float32 keeps the differences of rows far from 0
-    rows = dict(n_fitted_rows=X.shape[0], subsample=keep is not None)
-    full = regression_problem(X, t, pad_to)
-    L0 = initial_components(init, X, None, 0, n_components, random_state)
-    max_iter = MLKR_MAX_ITER if max_iter is None else int(max_iter)
-    tol = 1e-5 if tol is None else float(tol)
-    opt = make_optimizer(optimizer or "lbfgs") if optimizer is None or isinstance(optimizer, str) else optimizer
-    split = _split(X.shape[0], validation_fraction, rng) if early_stopping else None
-    if split is not None:
-        L, n_iter, converged, hist, info = _early_stopped(X, t, L0, split, opt, max_iter=max_iter, tol=tol,
-                                                          learning_rate=learning_rate, verbose=verbose,
-                                                          pad_to=pad_to)
-        if not converged:
-            warn_not_converged("mlkr", max_iter, tol)
-        loss = float(_mlkr_value(to_device(L, full.X.dtype), full))
-        return dict(L=np.asarray(L, np.float64), n_iter=n_iter, converged=converged, loss_history=hist, loss=loss,
-                    info=dict(info, **rows))
-    res = minimize(mlkr, to_device(L0, full.X.dtype), full, optimizer=opt, max_iter=max_iter, tol=tol,
-                   learning_rate=learning_rate, verbose=verbose)
-    n_iter, hist = finish(res, "mlkr", max_iter, tol)
-    return dict(L=np.asarray(res.params, np.float64), n_iter=n_iter, converged=bool(res.converged),
-                loss_history=hist, loss=float(res.loss), info=dict(failed=bool(res.failed), **rows))
+    route = early_stopping_route(X, t, validation_fraction, pad_to) if early_stopping else None
+
+    def problem_fn(Xc):
+        problem = regression_problem(Xc, t, pad_to)
+        return problem, Xc.shape[0], problem.X.shape[0]
+
+    res = execute(plan(MLKR_SPEC, "mlkr", X, None, 0, n_components=n_components, random_state=random_state,
+                       max_iter=max_iter, tol=1e-5 if tol is None else float(tol), verbose=verbose, init=init,
+                       optimizer=optimizer, learning_rate=learning_rate, batch_size=None, n_candidates=None,
+                       route=route, problem_fn=problem_fn,
+                       info=dict(n_fitted_rows=X.shape[0], subsample=keep is not None)))
+    return dict(L=res.L, n_iter=res.n_iter, converged=res.converged, loss_history=res.loss_history, loss=res.loss,
+                info=res.info)
 
 
 _CONSTRAINTS = {"early_stopping": ["boolean"],
