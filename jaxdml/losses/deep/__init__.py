@@ -31,6 +31,12 @@ Common keyword arguments:
     (:func:`memory_init`, :func:`memory_update`, :func:`memory_loss`) keeps earlier batches' rows as
     the references, in the training state.
 
+Several devices: :func:`data_parallel` compiles a training step with its batch split by rows across
+devices (``jax.sharding``: a one-axis ``Mesh``, the batch ``NamedSharding(mesh, P("batch"))``, the
+parameters and a memory replicated). Each device embeds its rows; every loss and miner still sees the
+whole batch's pairs (XLA gathers the embeddings), so the step equals the single-device step up to the
+order of floating-point sums.
+
 Degenerate batches have defined values, never NaN: a batch of one class (no negatives), a class with
 one row (no positive), a batch with no valid tuple (the mean of no terms is 0).
 
@@ -48,6 +54,7 @@ from ._classic import lmnn, nca
 from ._infonce import infonce, npair, ntxent, supervised_contrastive
 from ._memory import Memory, memory_init, memory_loss, memory_update
 from ._miners import batch_all, batch_hard, multi_similarity_pairs, pair_margin, semi_hard
+from ._parallel import data_parallel
 from ._pairs import circle, contrastive, lifted_structure, margin_loss, multi_similarity
 from ._proxies import proxy_anchor, proxy_nca
 from ._reducers import avg_non_zero, class_weighted, divisor, per_anchor, threshold
@@ -70,4 +77,6 @@ __all__ = [
     "PKSampler", "avg_non_zero", "threshold", "divisor", "per_anchor", "class_weighted",
     # cross-batch memory
     "Memory", "memory_init", "memory_update", "memory_loss",
+    # several devices
+    "data_parallel",
 ]
