@@ -3,6 +3,7 @@
 The device count must be set before jax is imported, so the comparison runs in a subprocess with
 ``XLA_FLAGS=--xla_force_host_platform_device_count=4``; float64, so that only the order of sums differs."""
 
+import functools
 import json
 import os
 import subprocess
@@ -76,7 +77,7 @@ def _run(script):
     flags = os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=4"
     env = dict(os.environ, XLA_FLAGS=flags.strip(), JAX_PLATFORMS="cpu")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=ROOT,
-                         timeout=600)
+                         timeout=600, check=False)
     assert out.returncode == 0, out.stderr[-3000:]
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -110,3 +111,39 @@ def test_data_parallel_input_errors():
         deep.data_parallel(lambda w: w, batch_argnums=())
     with pytest.raises(TypeError, match="step must be a function"):
         deep.data_parallel(3)
+
+
+def test_data_parallel_on_the_default_devices():
+    """On this machine's own devices (one CPU here, the GPU in benchmarks/gpu_check.sh), in float32:
+    the data-parallel step with triplets, batch-hard mining and a memory gives the jitted step's result."""
+    import jax
+    import jax.numpy as jnp
+
+    from jaxdml.losses import deep
+
+    n = jax.device_count()
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(16 * n, 6)).astype(np.float32)
+    y = np.arange(16 * n) % 4
+
+    def step(W, x, y, mem):
+        def objective(W):
+            return deep.memory_loss(functools.partial(deep.triplet_margin, miner=deep.batch_hard), x @ W, y, mem)
+
+        (value, mem), g = jax.value_and_grad(objective, has_aux=True)(W)
+        return W - 0.05 * g, mem, value
+
+    W0 = jnp.asarray(0.5 * rng.normal(size=(6, 3)), jnp.float32)
+    results = []
+    for run in (jax.jit(step), deep.data_parallel(step, batch_argnums=(1, 2))):
+        W, mem = W0, deep.memory_init(48 * n, 3, dtype=jnp.float32)
+        values = []
+        for _ in range(3):
+            W, mem, v = run(W, x, y, mem)
+            values.append(float(v))
+        results.append((np.asarray(W), np.asarray(mem.embeddings), values))
+    (W1, M1, v1), (W2, M2, v2) = results
+    np.testing.assert_allclose(W2, W1, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(M2, M1, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(v2, v1, rtol=1e-4)
+    assert v1[-1] < v1[0]
