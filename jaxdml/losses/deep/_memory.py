@@ -193,7 +193,9 @@ def memory_loss(loss, embeddings, labels, memory: Memory, *, mask=None, enqueue_
         True for the rows that only go to the memory.
     **loss_kwargs
         Passed on to ``loss`` (``miner=``, ``distance=``, ``reduction=``, ...): a miner is run on the
-        batch against the memory.
+        batch against the memory. A triplet loss without a miner takes every (B, size, size) triplet:
+        give it a miner (:func:`~jaxdml.losses.deep.batch_hard`, :func:`~jaxdml.losses.deep.semi_hard`)
+        for a large memory.
 
     Returns
     -------

@@ -1,7 +1,8 @@
 """Index tuples of a batch (what a miner returns and a loss takes): fixed size, with a mask.
 
 A miner cannot return a variable number of pairs inside ``jax.jit``; it returns a fixed number of
-slots and a boolean ``mask`` that says which slots hold a tuple. Indices are rows of the batch.
+slots and a boolean ``mask`` that says which slots hold a tuple. Indices are rows of the batch; with
+references (``ref_emb``), anchors are rows of the batch and the other indices rows of the references.
 """
 
 from __future__ import annotations
