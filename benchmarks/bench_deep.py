@@ -14,7 +14,8 @@ Part ``train``: the digits (1797 rows, 64 features; 1200 train / 597 test) and a
 optax Adam, P x K batches of 16 classes x 16 rows) is trained with three losses: triplet margin on
 batch-hard and on semi-hard triplets, multi-similarity on the multi-similarity miner's pairs,
 Proxy-Anchor (trainable proxies), and multi-similarity with its miner against a cross-batch memory
-(``deep.memory_loss``, 2 048 slots; batches from ``deep.PKSampler``, 16 classes x 16 rows). Retrieval on the test rows (each test row queries the other test rows): Recall@1 (=
+(``deep.memory_loss``, 2 048 slots, used after 1 000 steps on the batch alone or half the steps; batches from
+``deep.PKSampler``, 16 classes x 16 rows). Retrieval on the test rows (each test row queries the other test rows): Recall@1 (=
 precision@1), R-precision and MAP@R (``jaxdml.retrieval``), against the Euclidean distance and the
 linear learners LDA, NCA and LMNN (``jaxdml.fit``, 32 components or fewer; on the synthetic set they
 are fitted on ``--linear-rows`` training rows).
@@ -174,6 +175,7 @@ def pk_batches(y, P, K, seed):
 LOSSES = ("triplet + batch-hard", "triplet + semi-hard", "multi-similarity + MS miner", "proxy-anchor",
           "multi-similarity + MS miner + memory bank")
 MEMORY_SLOTS = 2048
+MEMORY_WARMUP = 1000  # steps on the batch alone before the memory is used (Wang et al. start it after 1k)
 
 
 def loss_fn(name):
@@ -234,9 +236,15 @@ def _train_with_memory(Xtr, ytr, params, opt, state, loss, *, steps, seed, dim):
 
     from jaxdml.losses import deep
 
-    @jax.jit
-    def step(params, state, memory, X, y):
-        (value, memory), g = jax.value_and_grad(lambda p: loss(p, mlp(p["net"], X), y, memory), has_aux=True)(params)
+    @functools.partial(jax.jit, static_argnames="use")
+    def step(params, state, memory, X, y, use):
+        def objective(p):
+            Z = mlp(p["net"], X)
+            if use:
+                return loss(p, Z, y, memory)
+            return deep.multi_similarity(Z, y, miner=deep.multi_similarity_pairs), memory
+
+        (value, memory), g = jax.value_and_grad(objective, has_aux=True)(params)
         updates, state = opt.update(g, state, params)
         return optax.apply_updates(params, updates), state, memory, value
 
@@ -244,9 +252,9 @@ def _train_with_memory(Xtr, ytr, params, opt, state, loss, *, steps, seed, dim):
     memory = deep.memory_init(MEMORY_SLOTS, dim)
     sampler = deep.PKSampler(ytr, p=min(16, len(np.unique(ytr))), k=16, seed=seed, n_batches=steps)
     t0 = time.perf_counter()
-    for idx in sampler:
+    for i, idx in enumerate(sampler):
         idx = jnp.asarray(idx)
-        params, state, memory, _ = step(params, state, memory, Xd[idx], yd[idx])
+        params, state, memory, _ = step(params, state, memory, Xd[idx], yd[idx], use=i >= min(MEMORY_WARMUP, steps // 2))
     jax.block_until_ready(params)
     return params, time.perf_counter() - t0
 
