@@ -13,18 +13,21 @@ Part ``train``: the digits (1797 rows, 64 features; 1200 train / 597 test) and a
 15 000 train / 5 000 test). An MLP (in -> 128 -> 128 -> 32, ReLU, unit-normalised output; plain JAX,
 optax Adam, P x K batches of 16 classes x 16 rows) is trained with three losses: triplet margin on
 batch-hard and on semi-hard triplets, multi-similarity on the multi-similarity miner's pairs,
-Proxy-Anchor (trainable proxies). Retrieval on the test rows (each test row queries the other test rows): Recall@1 (=
+Proxy-Anchor (trainable proxies), and multi-similarity with its miner against a cross-batch memory
+(``deep.memory_loss``, 2 048 slots, used after 1 000 steps on the batch alone or half the steps; batches from
+``deep.PKSampler``, 16 classes x 16 rows). Retrieval on the test rows (each test row queries the other test rows): Recall@1 (=
 precision@1), R-precision and MAP@R (``jaxdml.retrieval``), against the Euclidean distance and the
 linear learners LDA, NCA and LMNN (``jaxdml.fit``, 32 components or fewer; on the synthetic set they
 are fitted on ``--linear-rows`` training rows).
 
     python benchmarks/bench_deep.py --part speed
-    python benchmarks/bench_deep.py --part train [--datasets digits,synthetic] [--steps 2000]
+    python benchmarks/bench_deep.py --part train [--datasets digits,synthetic] [--steps 2000] [--losses ...]
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import sys
@@ -169,7 +172,10 @@ def pk_batches(y, P, K, seed):
         yield np.concatenate([rng.choice(members[c], size=K, replace=len(members[c]) < K) for c in chosen])
 
 
-LOSSES = ("triplet + batch-hard", "triplet + semi-hard", "multi-similarity + MS miner", "proxy-anchor")
+LOSSES = ("triplet + batch-hard", "triplet + semi-hard", "multi-similarity + MS miner", "proxy-anchor",
+          "multi-similarity + MS miner + memory bank")
+MEMORY_SLOTS = 2048
+MEMORY_WARMUP = 1000  # steps on the batch alone before the memory is used (Wang et al. start it after 1k)
 
 
 def loss_fn(name):
@@ -181,6 +187,12 @@ def loss_fn(name):
         return lambda p, Z, y: deep.triplet_margin(Z, y, miner=deep.semi_hard, margin=0.2)
     if name == "multi-similarity + MS miner":
         return lambda p, Z, y: deep.multi_similarity(Z, y, miner=deep.multi_similarity_pairs)
+    if name.endswith("memory bank"):  # (value, new memory): the batch against the memory's rows
+        def against_memory(p, Z, y, memory):
+            ms = functools.partial(deep.multi_similarity, miner=deep.multi_similarity_pairs)
+            return deep.memory_loss(ms, Z, y, memory)
+
+        return against_memory
     return lambda p, Z, y: deep.proxy_anchor(Z, y, p["proxies"])
 
 
@@ -196,6 +208,8 @@ def train_mlp(Xtr, ytr, name, *, steps, seed=0, dim=32, lr=1e-3):
     opt = optax.adam(lr)
     state = opt.init(params)
     loss = loss_fn(name)
+    if name.endswith("memory bank"):
+        return _train_with_memory(Xtr, ytr, params, opt, state, loss, steps=steps, seed=seed, dim=dim)
 
     @jax.jit
     def step(params, state, X, y):
@@ -213,6 +227,38 @@ def train_mlp(Xtr, ytr, name, *, steps, seed=0, dim=32, lr=1e-3):
     return params, time.perf_counter() - t0
 
 
+def _train_with_memory(Xtr, ytr, params, opt, state, loss, *, steps, seed, dim):
+    """The training loop with a cross-batch memory in the jitted step's state, on PKSampler's batches."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+    import optax
+
+    from jaxdml.losses import deep
+
+    @functools.partial(jax.jit, static_argnames="use")
+    def step(params, state, memory, X, y, use):
+        def objective(p):
+            Z = mlp(p["net"], X)
+            if use:
+                return loss(p, Z, y, memory)
+            return deep.multi_similarity(Z, y, miner=deep.multi_similarity_pairs), memory
+
+        (value, memory), g = jax.value_and_grad(objective, has_aux=True)(params)
+        updates, state = opt.update(g, state, params)
+        return optax.apply_updates(params, updates), state, memory, value
+
+    Xd, yd = jnp.asarray(Xtr), jnp.asarray(ytr)
+    memory = deep.memory_init(MEMORY_SLOTS, dim)
+    sampler = deep.PKSampler(ytr, p=min(16, len(np.unique(ytr))), k=16, seed=seed, n_batches=steps)
+    t0 = time.perf_counter()
+    for i, idx in enumerate(sampler):
+        idx = jnp.asarray(idx)
+        params, state, memory, _ = step(params, state, memory, Xd[idx], yd[idx], use=i >= min(MEMORY_WARMUP, steps // 2))
+    jax.block_until_ready(params)
+    return params, time.perf_counter() - t0
+
+
 def scores(Zte, yte):
     from jaxdml.retrieval import retrieval_scores
 
@@ -220,7 +266,7 @@ def scores(Zte, yte):
     return dict(recall_at_1=s["recall_at_1"], r_precision=s["r_precision"], map_at_r=s["map_at_r"])
 
 
-def run_train(dataset: str, steps: int, linear_rows: int, seed: int = 0) -> list[dict]:
+def run_train(dataset: str, steps: int, linear_rows: int, seed: int = 0, losses=LOSSES, linear=True) -> list[dict]:
     import numpy as np
 
     import jaxdml
@@ -230,13 +276,13 @@ def run_train(dataset: str, steps: int, linear_rows: int, seed: int = 0) -> list
     print(json.dumps(rows[-1]), flush=True)
     sub = np.random.default_rng(seed).permutation(len(ytr))[:linear_rows]
     dim = min(32, Xtr.shape[1])
-    for method, kw in (("LDA", {}), ("NCA", dict(n_components=dim)), ("LMNN", dict(n_components=dim))):
+    for method, kw in (("LDA", {}), ("NCA", dict(n_components=dim)), ("LMNN", dict(n_components=dim)))[:3 * linear]:
         t0 = time.perf_counter()
         fitted = jaxdml.fit(Xtr[sub], ytr[sub], loss=method.lower(), random_state=seed, **kw)
         rows.append(dict(dataset=dataset, method=f"{method} (linear)", fit_s=time.perf_counter() - t0,
                          train_rows=len(sub), **scores(fitted.transform(Xte), yte)))
         print(json.dumps(rows[-1]), flush=True)
-    for name in LOSSES:
+    for name in losses:
         params, seconds = train_mlp(Xtr, ytr, name, steps=steps, seed=seed)
         Zte = np.asarray(mlp(params["net"], Xte))
         rows.append(dict(dataset=dataset, method=f"MLP, {name}", fit_s=seconds, train_rows=len(ytr), **scores(Zte, yte)))
@@ -250,6 +296,8 @@ def main(argv=None):
     ap.add_argument("--datasets", default="digits,synthetic")
     ap.add_argument("--steps", type=int, default=2000, help="MLP training steps (P x K batches of 256 rows)")
     ap.add_argument("--linear-rows", type=int, default=15000, help="training rows given to LDA/NCA/LMNN")
+    ap.add_argument("--losses", default=",".join(LOSSES), help="the MLP losses to train, comma-separated")
+    ap.add_argument("--no-linear", action="store_true", help="skip LDA/NCA/LMNN")
     ap.add_argument("--repeats", type=int, default=300)
     ap.add_argument("--out", default=RESULTS)
     args = ap.parse_args(argv)
@@ -264,7 +312,11 @@ def main(argv=None):
     if args.part in ("train", "all"):
         train = []
         for dataset in args.datasets.split(","):
-            train += run_train(dataset, args.steps, args.linear_rows)
+            losses = [n for n in args.losses.split(",") if n]
+            unknown = sorted(set(losses) - set(LOSSES))
+            if unknown:
+                ap.error(f"unknown losses {unknown}; choose among {list(LOSSES)}")
+            train += run_train(dataset, args.steps, args.linear_rows, losses=losses, linear=not args.no_linear)
         payload["train"] = train
         print(markdown_table(train, [("dataset", "data", ""), ("method", "method", ""),
                                      ("recall_at_1", "Recall@1", ".3f"), ("r_precision", "R-precision", ".3f"),

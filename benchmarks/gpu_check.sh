@@ -35,8 +35,10 @@ elapsed() { echo $(($(date +%s) - start)); }
 mkdir -p "$outdir"
 
 # the GPU-relevant part of the suite: float32 and float64 blockwise losses, the device neighbour
-# search, minibatch paths, multi-device sharding, LMNN's active set, the driver
-tests=(tests/test_large.py tests/methods/gradient/test_lmnn_active.py tests/test_driver.py)
+# search, minibatch paths, multi-device sharding, LMNN's active set, the driver, the deep losses' data-parallel
+# step (on the GPU, and on simulated CPU devices) and its cross-batch memory
+tests=(tests/test_large.py tests/methods/gradient/test_lmnn_active.py tests/test_driver.py
+       tests/losses/deep/test_deep_parallel.py)
 
 if [ $smoke = 1 ]; then
     export JAX_PLATFORMS=cpu

@@ -37,7 +37,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import linalg
+from . import _clustering, linalg
+from ._label_match import _count_matches, _equal_codes, _label_rows
 from ._runtime._device import to_device
 from .compilation import ensure_default_cache
 
@@ -67,24 +68,24 @@ def _as_labels(name, y, n):
     return y
 
 
-def _prepare(queries, query_labels, references, reference_labels, L, distance):
-    """Host-side checks: rows (mapped by ``L``), joint label codes, and whether the sets are one."""
+def _prepare(queries, query_labels, references, reference_labels, L, distance, label_comparison=None):
+    """Host-side checks: rows (mapped by ``L``), the labels' rows and comparison (:func:`_label_rows`), and
+    whether the sets are one."""
     if distance not in _MEASURES:
         raise ValueError(f"distance must be one of {', '.join(map(repr, _MEASURES))}; got {distance!r}.")
     Q = _as_rows("queries", queries)
-    yq = _as_labels("query_labels", query_labels, Q.shape[0])
     same = references is None
     if same:
         if reference_labels is not None:
             raise ValueError("reference_labels given without references.")
-        R, yr = Q, yq
+        R, reference_labels = Q, query_labels
     else:
         R = _as_rows("references", references)
         if R.shape[1] != Q.shape[1]:
             raise ValueError(f"references have {R.shape[1]} columns, queries {Q.shape[1]}.")
         if reference_labels is None:
             raise ValueError("reference_labels are required with references.")
-        yr = _as_labels("reference_labels", reference_labels, R.shape[0])
+    labels = _label_rows(query_labels, reference_labels, Q.shape[0], R.shape[0], label_comparison)
     if L is not None:
         try:
             L = np.asarray(L, np.float64)
@@ -97,9 +98,7 @@ def _prepare(queries, query_labels, references, reference_labels, L, distance):
         Q = Q @ L.T
         R = Q if same else R @ L.T
     Q, R = _ranking_rows(np.asarray(Q, np.float64), None if same else np.asarray(R, np.float64), distance)
-    R = Q if same else R
-    codes = np.unique(np.concatenate([yq, yr]), return_inverse=True)[1].astype(np.int32).reshape(-1)
-    return Q, R, codes[: Q.shape[0]], codes[Q.shape[0]:], same
+    return Q, Q if same else R, labels, same
 
 
 def _ranking_rows(Q, R, distance):
@@ -124,10 +123,11 @@ def _ranking_rows(Q, R, distance):
     return Q / scale, None if R is None else R / scale
 
 
-@functools.partial(jax.jit, static_argnames=("K", "ks", "q_block", "r_chunk", "kind", "same"))
-def _scores(Q, R, qc, rc, n_same, r_valid, self_index, *, K, ks, q_block, r_chunk, kind, same):
+@functools.partial(jax.jit, static_argnames=("K", "ks", "q_block", "r_chunk", "kind", "same", "match"))
+def _scores(Q, R, qc, rc, n_same, r_valid, self_index, *, K, ks, q_block, r_chunk, kind, same, match):
     """Per-query (precision@1, R-precision, MAP@R, Recall@k for each k, MAP@k for each k, reciprocal rank):
-    (n_q, 4 + 2 len(ks)). ``same``: a query never sees the reference row ``self_index`` (itself)."""
+    (n_q, 4 + 2 len(ks)). ``same``: a query never sees the reference row ``self_index`` (itself). ``qc``, ``rc``:
+    label rows, ``match`` their comparison."""
     if kind == "cosine":
         Q, R = _unit_rows(Q), _unit_rows(R)
     sr = jnp.sum(R * R, axis=1)
@@ -160,7 +160,7 @@ def _scores(Q, R, qc, rc, n_same, r_valid, self_index, *, K, ks, q_block, r_chun
 
         init = (jnp.full((rows.shape[0], K), big), jnp.zeros((rows.shape[0], K), jnp.int32))
         (best_d, best_i), _ = jax.lax.scan(merge, init, jnp.arange(n_chunks, dtype=jnp.int32))
-        hits = ((rc[best_i] == qc[rows][:, None]) & jnp.isfinite(best_d)).astype(Q.dtype)
+        hits = (match(qc[rows][:, None], rc[best_i]) & jnp.isfinite(best_d)).astype(Q.dtype)
         r = n_same[rows].astype(Q.dtype)[:, None]
         within = (pos[None, :] <= r).astype(Q.dtype)
         rsafe = jnp.maximum(r[:, 0], 1.0)
@@ -193,7 +193,7 @@ def _check_ks(k):
 
 def retrieval_scores(queries, query_labels, references=None, reference_labels=None, *, k=(1,), max_r=None, L=None,
                      distance="euclidean", per_query=False, block_elements=None, average="queries",
-                     query_indices=None) -> dict:
+                     query_indices=None, label_comparison=None) -> dict:
     """Precision@1, R-precision, MAP@R, Recall@K, MAP@K and MRR of an embedding, from one blockwise search.
 
     Parameters
@@ -223,6 +223,13 @@ def retrieval_scores(queries, query_labels, references=None, reference_labels=No
         With ``references``: the row of ``references`` that each query is (a reference set that contains the
         queries, e.g. a whole data set queried by a part of it). A query never retrieves its own row, and
         its ``R`` leaves it out.
+    label_comparison : None, "multilabel" or callable, optional
+        When a reference is relevant to a query. None: equal labels. ``"multilabel"``: the labels are 0/1
+        matrices (n, n_labels) and a query and a reference match when they share a label. A function
+        ``f(query_labels, reference_labels) -> bool`` of two jax arrays of numeric labels (1-D labels: arrays of
+        labels; 2-D: arrays of label rows, the last axis the row) that broadcast against each other, traceable
+        by ``jax.jit``, e.g. ``lambda a, b: a // 10 == b // 10``. Every score then counts matches instead of
+        equal labels (``R``: the references that match the query). Per-class results need 1-D labels.
 
     Returns
     -------
@@ -245,20 +252,33 @@ def retrieval_scores(queries, query_labels, references=None, reference_labels=No
         raise ValueError(f"max_r must be a positive int or None; got {max_r!r}.")
     if average not in ("queries", "classes"):
         raise ValueError(f"average must be 'queries' or 'classes'; got {average!r}.")
-    Q, R, qc, rc, same = _prepare(queries, query_labels, references, reference_labels, L, distance)
+    Q, R, (qlab, rlab, match, qc, rc), same = _prepare(queries, query_labels, references, reference_labels, L,
+                                                       distance, label_comparison)
     if same and query_indices is not None:
         raise ValueError("query_indices are rows of references; without references every query is its own row.")
-    self_index = np.arange(Q.shape[0], dtype=np.int32) if same else _query_rows(query_indices, Q, R, qc, rc)
+    if qc is None and average == "classes":
+        raise ValueError("average='classes' needs 1-D labels (classes); label rows of several columns have none.")
+    self_index = np.arange(Q.shape[0], dtype=np.int32) if same else _query_rows(query_indices, Q, R, qlab, rlab)
     excluded = same or self_index is not None
     ensure_default_cache()
-    n_same = np.bincount(rc, minlength=int(max(qc.max(), rc.max())) + 1)[qc] - (1 if excluded else 0)
+    if match is _equal_codes:
+        n_same = np.bincount(rc, minlength=int(max(qc.max(), rc.max())) + 1)[qc] - (1 if excluded else 0)
+    else:
+        n_same = _run_counts(qlab, rlab, self_index, match, block_elements)
     bounded = n_same if max_r is None else np.minimum(n_same, max_r)
     # K neighbours per query: the largest (bounded) R and every k, at most the references a query can see
     K = min(max(int(bounded.max()), max(ks)), max(R.shape[0] - (1 if excluded else 0), 1))
-    scores = _run(Q, R, qc, rc, bounded, K, ks, distance, self_index, block_elements)
+    scores = _run(Q, R, qlab, rlab, bounded, K, ks, distance, self_index, block_elements, match)
     used = n_same > 0
     names = ["precision_at_1", "r_precision", "map_at_r", *[f"recall_at_{kk}" for kk in ks],
              *[f"map_at_{kk}" for kk in ks], "mrr"]
+    if qc is None:  # label rows of several columns: no classes
+        out = {name: _mean(scores[used, j]) for j, name in enumerate(names)}
+        out.update(n_queries=int(used.sum()), n_bounded=int(np.sum(n_same > bounded)), per_class={})
+        if per_query:
+            scores[~used] = np.nan
+            out["per_query"] = {name: scores[:, j] for j, name in enumerate(names)}
+        return out
     # per-class means in one pass per score (no mask per class)
     counts = np.bincount(qc[used], minlength=int(qc.max()) + 1)
     classes = np.flatnonzero(counts)
@@ -290,7 +310,7 @@ def _query_rows(query_indices, Q, R, qc, rc):
                          f"got shape {idx.shape}, dtype {idx.dtype}.")
     if np.any(idx < 0) or np.any(idx >= R.shape[0]) or np.unique(idx).size != idx.size:
         raise ValueError(f"query_indices must be distinct rows of references, in [0, {R.shape[0]}).")
-    if np.any(rc[idx] != qc):
+    if np.any(rc[idx] != qc):  # label rows
         raise ValueError("query_indices: a query's label differs from its reference row's label.")
     if not np.allclose(R[idx], Q, rtol=1e-5, atol=1e-6):  # rows on one scale (_ranking_rows): max |entry| 1
         raise ValueError("query_indices: a query differs from its reference row (are they the same rows?).")
@@ -301,13 +321,37 @@ def _mean(x):
     return float(np.mean(x)) if x.size else float("nan")
 
 
-def _run(Q, R, qc, rc, bounded, K, ks, distance, self_index, block_elements):
+def _padded(a, n, fill=0):
+    """``a`` with rows of ``fill`` appended up to ``n`` rows."""
+    return np.concatenate([a, np.full((n - a.shape[0],) + a.shape[1:], fill, a.dtype)])
+
+
+def _chunks(n_r):
+    """``(r_chunk, padded reference count)``: equal chunks of at most REFERENCE_CHUNK rows (little padding)."""
+    n_chunks = -(-n_r // REFERENCE_CHUNK)
+    r_chunk = -(-n_r // n_chunks)
+    return r_chunk, n_chunks * r_chunk
+
+
+def _run_counts(qc, rc, self_index, match, block_elements):
+    """Per query, the references that match it (itself excluded), from :func:`_count_matches`."""
+    n_q, n_r = qc.shape[0], rc.shape[0]
+    r_chunk, n_r_pad = _chunks(n_r)
+    q_block = linalg.block_size(n_q, r_chunk * qc.shape[1], block_elements)
+    n_q_pad = -(-n_q // q_block) * q_block
+    same = self_index is not None
+    counts = _count_matches(to_device(_padded(qc, n_q_pad)), to_device(_padded(rc, n_r_pad)),
+                            to_device(np.arange(n_r_pad) < n_r),
+                            to_device(_padded(np.zeros(n_q, np.int32) if not same else self_index, n_q_pad, -1)),
+                            q_block=q_block, r_chunk=r_chunk, same=same, match=match)
+    return np.asarray(counts)[:n_q].astype(np.int64)
+
+
+def _run(Q, R, qc, rc, bounded, K, ks, distance, self_index, block_elements, match):
     """Pad queries to whole blocks and references to whole chunks, then run :func:`_scores`."""
     n_q, n_r = Q.shape[0], R.shape[0]
     dtype = jnp.result_type(float)
-    n_chunks = -(-n_r // REFERENCE_CHUNK)
-    r_chunk = -(-n_r // n_chunks)  # equal chunks of at most REFERENCE_CHUNK rows: little padding
-    n_r_pad = n_chunks * r_chunk
+    r_chunk, n_r_pad = _chunks(n_r)
     q_block = linalg.block_size(n_q, r_chunk + K, block_elements)
     if jax.default_backend() == "cpu":  # blocks that stay in the CPU caches; an accelerator wants large ones
         q_block = linalg.tile_rows(q_block, r_chunk + K)
@@ -317,13 +361,14 @@ def _run(Q, R, qc, rc, bounded, K, ks, distance, self_index, block_elements):
     Qp = np.zeros((n_q_pad, Q.shape[1]), Q.dtype)
     Qp[:n_q] = Q
     pad_q = n_q_pad - n_q
-    scores = _scores(to_device(Qp, dtype), to_device(Rp, dtype), to_device(np.r_[qc, np.zeros(pad_q, np.int32)]),
-                     to_device(np.r_[rc, np.full(n_r_pad - n_r, -1, np.int32)]),
+    scores = _scores(to_device(Qp, dtype), to_device(Rp, dtype), to_device(_padded(qc, n_q_pad)),
+                     to_device(_padded(rc, n_r_pad, -1)),
                      to_device(np.r_[bounded, np.zeros(pad_q, bounded.dtype)], np.int32),
                      to_device(np.arange(n_r_pad) < n_r),
                      to_device(np.r_[np.zeros(n_q, np.int32) if self_index is None else self_index,
                                      np.full(pad_q, -1, np.int32)]),
-                     K=K, ks=ks, q_block=q_block, r_chunk=r_chunk, kind=distance, same=self_index is not None)
+                     K=K, ks=ks, q_block=q_block, r_chunk=r_chunk, kind=distance, same=self_index is not None,
+                     match=match)
     return np.array(scores, dtype=np.float64)[:n_q]
 
 
@@ -357,8 +402,8 @@ def mean_reciprocal_rank(queries, query_labels, references=None, reference_label
     return retrieval_scores(queries, query_labels, references, reference_labels, **kwargs)["mrr"]
 
 
-def clustering_scores(embeddings, labels, *, n_clusters=None, L=None, random_state=0) -> dict:
-    """NMI and AMI between the labels and a k-means clustering of the embedding (scikit-learn).
+def clustering_scores(embeddings, labels, *, n_clusters=None, L=None, random_state=0, n_init=10, max_iter=300) -> dict:
+    """NMI and AMI between the labels and a k-means clustering of the embedding (on the device).
 
     Parameters
     ----------
@@ -369,27 +414,28 @@ def clustering_scores(embeddings, labels, *, n_clusters=None, L=None, random_sta
     L : (k, d) array, optional
         A linear map applied first.
     random_state : int, default=0
-        Seed of k-means (``n_init=10``).
+        Seed of k-means.
+    n_init, max_iter : int, default=10, 300
+        k-means++ restarts (the best inertia wins) and Lloyd iterations per restart.
 
     Returns
     -------
     dict
         ``nmi`` (normalised mutual information, arithmetic mean normalisation) and ``ami`` (adjusted
         for chance), as :func:`sklearn.metrics.normalized_mutual_info_score` and
-        :func:`sklearn.metrics.adjusted_mutual_info_score` compute them.
+        :func:`sklearn.metrics.adjusted_mutual_info_score` compute them, of the clustering of
+        :func:`jaxdml._clustering.kmeans` (k-means++ seeding and Lloyd's iterations in one ``jax.jit``
+        program, no scikit-learn).
     """
-    from sklearn.cluster import KMeans
-    from sklearn.metrics import adjusted_mutual_info_score, normalized_mutual_info_score
-
     X = _as_rows("embeddings", embeddings)
     y = _as_labels("labels", labels, X.shape[0])
     if L is not None:
         X = X @ np.asarray(L, np.float64).T
-    c = len(np.unique(y)) if n_clusters is None else int(n_clusters)
-    if not 1 <= c <= X.shape[0]:
-        raise ValueError(f"n_clusters must be between 1 and the number of rows ({X.shape[0]}); got {c}.")
-    pred = KMeans(c, n_init=10, random_state=random_state).fit_predict(X)
-    return dict(nmi=float(normalized_mutual_info_score(y, pred)), ami=float(adjusted_mutual_info_score(y, pred)))
+    c = len(np.unique(y)) if n_clusters is None else n_clusters
+    if isinstance(c, bool) or not isinstance(c, (int, np.integer)) or not 1 <= c <= X.shape[0]:
+        raise ValueError(f"n_clusters must be between 1 and the number of rows ({X.shape[0]}); got {c!r}.")
+    pred, _ = _clustering.kmeans(X, int(c), n_init=n_init, max_iter=max_iter, random_state=random_state)
+    return _clustering.mutual_info_scores(y, pred)
 
 
 def nmi(embeddings, labels, **kwargs) -> float:

@@ -24,6 +24,18 @@ Common keyword arguments:
 ``pairs`` / ``triplets`` / ``miner``
     The tuples a loss uses: all of the batch by default, or a miner's output (:class:`Pairs`,
     :class:`Triplets`), or a miner called on the batch.
+``ref_emb`` / ``ref_labels`` / ``ref_mask``
+    References, for the pair- and triplet-based losses and the miners: the pairs are then (batch row,
+    reference row), every one of them, with no self-pair left out (``ref_mask``: (R,) False for empty
+    reference rows, or (B, R) False for pairs that do not exist). A cross-batch memory
+    (:func:`memory_init`, :func:`memory_update`, :func:`memory_loss`) keeps earlier batches' rows as
+    the references, in the training state.
+
+Several devices: :func:`data_parallel` compiles a training step with its batch split by rows across
+devices (``jax.sharding``: a one-axis ``Mesh``, the batch ``NamedSharding(mesh, P("batch"))``, the
+parameters and a memory replicated). Each device embeds its rows; every loss and miner still sees the
+whole batch's pairs (XLA gathers the embeddings), so the step equals the single-device step up to the
+order of floating-point sums.
 
 Degenerate batches have defined values, never NaN: a batch of one class (no negatives), a class with
 one row (no positive), a batch with no valid tuple (the mean of no terms is 0).
@@ -40,7 +52,9 @@ True
 from ._base import DISTANCES, pairwise
 from ._classic import lmnn, nca
 from ._infonce import infonce, npair, ntxent, supervised_contrastive
+from ._memory import Memory, memory_init, memory_loss, memory_update
 from ._miners import batch_all, batch_hard, multi_similarity_pairs, pair_margin, semi_hard
+from ._parallel import data_parallel
 from ._pairs import circle, contrastive, lifted_structure, margin_loss, multi_similarity
 from ._proxies import proxy_anchor, proxy_nca
 from ._reducers import avg_non_zero, class_weighted, divisor, per_anchor, threshold
@@ -61,4 +75,8 @@ __all__ = [
     "pairwise", "DISTANCES",
     # batch sampling, reducers
     "PKSampler", "avg_non_zero", "threshold", "divisor", "per_anchor", "class_weighted",
+    # cross-batch memory
+    "Memory", "memory_init", "memory_update", "memory_loss",
+    # several devices
+    "data_parallel",
 ]

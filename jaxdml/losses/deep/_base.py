@@ -134,34 +134,36 @@ def check_labels(labels, n: int, *, encode: bool = True, name: str = "labels"):
     return y
 
 
-def check_batch(embeddings, labels, mask=None, *, labels_required=True, encode_labels=True):
+def check_batch(embeddings, labels, mask=None, *, labels_required=True, encode_labels=True,
+                names=("embeddings", "labels", "mask")):
     """Validated ``(Z, y, valid)``: float (B, d) embeddings, int (B,) labels, bool (B,) row mask.
 
     ``labels`` may be None when ``labels_required`` is False (then ``y`` is None); concrete labels of
     any type are encoded (:func:`check_labels`). Padded rows (``mask`` False) are replaced by zeros,
     so that whatever they hold (NaN, inf) reaches neither the value nor a gradient; a NaN in a real
-    row makes the loss NaN.
+    row makes the loss NaN. ``names``: the arguments' names in the error messages.
     """
+    emb, lab, msk = names
     Z = embeddings
     if _concrete(Z) and not isinstance(Z, jax.Array):
-        Z = _host("embeddings", Z)
+        Z = _host(emb, Z)
         if Z.dtype.kind not in "biuf":
-            raise TypeError(f"embeddings must be real numbers; got dtype {Z.dtype}.")
+            raise TypeError(f"{emb} must be real numbers; got dtype {Z.dtype}.")
     Z = jnp.asarray(Z)
     if Z.ndim != 2:
-        raise ValueError(f"embeddings must be a 2-D array (batch, dim); got shape {Z.shape}.")
+        raise ValueError(f"{emb} must be a 2-D array (batch, dim); got shape {Z.shape}.")
     if Z.shape[0] < 1 or Z.shape[1] < 1:
-        raise ValueError(f"embeddings must have at least one row and one column; got shape {Z.shape}.")
+        raise ValueError(f"{emb} must have at least one row and one column; got shape {Z.shape}.")
     if not jnp.issubdtype(Z.dtype, jnp.floating):
         if jnp.issubdtype(Z.dtype, jnp.complexfloating) or Z.dtype == bool:
-            raise TypeError(f"embeddings must be real numbers; got dtype {Z.dtype}.")
+            raise TypeError(f"{emb} must be real numbers; got dtype {Z.dtype}.")
         Z = Z.astype(jnp.result_type(float))
     y = None
     if labels is not None or labels_required:
         if labels is None:
-            raise ValueError("labels are required (one integer class label per row of embeddings).")
-        y = check_labels(labels, Z.shape[0], encode=encode_labels)
-    valid = check_mask(mask, Z.shape[0])
+            raise ValueError(f"{lab} are required (one integer class label per row of {emb}).")
+        y = check_labels(labels, Z.shape[0], encode=encode_labels, name=lab)
+    valid = check_mask(mask, Z.shape[0], msk)
     return jnp.where(valid[:, None], Z, 0.0), y, valid
 
 

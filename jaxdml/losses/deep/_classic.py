@@ -14,13 +14,15 @@ import jax.numpy as jnp
 
 from ... import linalg
 
-from ._base import (apply_map, check_batch, check_distance, check_indices, check_real, check_reduction, dense,
-                    dissimilarity, label_pairs, masked_logsumexp, reduce)
+from ._base import (apply_map, check_distance, check_indices, check_real, check_reduction, dense, dissimilarity,
+                    masked_logsumexp, reduce)
+from ._refs import check_ref_batch, label_masks
 
 __all__ = ["nca", "lmnn"]
 
 
-def nca(embeddings, labels, *, distance="sq_euclidean", L=None, mask=None, reduction="mean"):
+def nca(embeddings, labels, *, distance="sq_euclidean", L=None, mask=None, reduction="mean", ref_emb=None,
+        ref_labels=None, ref_mask=None):
     r"""Negative expected leave-one-out accuracy of the stochastic nearest-neighbour rule (NCA).
 
     .. math::
@@ -41,6 +43,9 @@ def nca(embeddings, labels, *, distance="sq_euclidean", L=None, mask=None, reduc
     mask : (B,) bool array, optional
     reduction : {"mean", "sum", "none"}, default="mean"
         ``"none"``: the (B,) per-row terms.
+    ref_emb, ref_labels, ref_mask : optional
+        References (see :mod:`jaxdml.losses.deep._refs`): each batch row's neighbours are then the
+        references (the softmax runs over them, none left out).
 
     References
     ----------
@@ -49,10 +54,10 @@ def nca(embeddings, labels, *, distance="sq_euclidean", L=None, mask=None, reduc
     """
     check_reduction(reduction)
     kind = check_distance(distance)
-    Z, y, valid = check_batch(embeddings, labels, mask)
-    Z = apply_map(Z, L)
-    x = -dissimilarity(dense(Z, Z, kind, valid), kind)
-    pos, neg = label_pairs(y, valid)
+    b = check_ref_batch(embeddings, labels, mask, ref_emb, ref_labels, ref_mask)
+    x = -dissimilarity(_dense(b, L, kind), kind)
+    pos, neg = label_masks(b)
+    valid = b.valid
     lse_all, ok = masked_logsumexp(x, (pos | neg).astype(x.dtype), axis=1)
     lse_pos, has = masked_logsumexp(x, pos.astype(x.dtype), axis=1)
     p_same = jnp.where(has & ok, jnp.exp(jnp.where(has & ok, lse_pos - lse_all, 0.0)), 0.0)
@@ -60,7 +65,7 @@ def nca(embeddings, labels, *, distance="sq_euclidean", L=None, mask=None, reduc
 
 
 def lmnn(embeddings, labels, *, n_neighbors=3, targets=None, target_mask=None, mu=0.5, margin=1.0,
-         distance="sq_euclidean", L=None, mask=None, reduction="mean"):
+         distance="sq_euclidean", L=None, mask=None, reduction="mean", ref_emb=None, ref_labels=None, ref_mask=None):
     r"""LMNN: pull each row's target neighbours, push differently-labelled rows out of their margin.
 
     .. math::
@@ -94,6 +99,9 @@ def lmnn(embeddings, labels, *, n_neighbors=3, targets=None, target_mask=None, m
     mask : (B,) bool array, optional
     reduction : {"mean", "sum", "none"}, default="mean"
         ``"none"``: the (B,) per-row terms.
+    ref_emb, ref_labels, ref_mask : optional
+        References (see :mod:`jaxdml.losses.deep._refs`): target neighbours and impostors are then
+        references (``targets`` index the references).
 
     References
     ----------
@@ -104,10 +112,10 @@ def lmnn(embeddings, labels, *, n_neighbors=3, targets=None, target_mask=None, m
     check_real("mu", mu, low=0.0, strict=False, high=1.0)
     check_real("margin", margin, low=0.0)
     kind = check_distance(distance)
-    Z, y, valid = check_batch(embeddings, labels, mask)
-    Z = apply_map(Z, L)
-    D = dissimilarity(dense(Z, Z, kind, valid), kind)
-    pos, neg = label_pairs(y, valid)
+    b = check_ref_batch(embeddings, labels, mask, ref_emb, ref_labels, ref_mask)
+    D = dissimilarity(_dense(b, L, kind), kind)
+    pos, neg = label_masks(b)
+    valid = b.valid
     t, tw = _targets(D, pos, n_neighbors, targets, target_mask)
     dt = jnp.take_along_axis(D, t, axis=1)  # (B, k)
     pull = jnp.sum(tw * dt, axis=1)
@@ -116,13 +124,21 @@ def lmnn(embeddings, labels, *, n_neighbors=3, targets=None, target_mask=None, m
     return reduce((1.0 - mu) * pull + mu * push, valid.astype(D.dtype), reduction)
 
 
+def _dense(b, L, kind):
+    """The (B, R) measure between the batch's rows and its references (the batch itself without), under ``L``."""
+    Z = apply_map(b.Z, L)
+    if not b.has_ref:
+        return dense(Z, Z, kind, b.valid)
+    return dense(Z, apply_map(b.R, L), kind, jnp.any(b.rows, axis=0))
+
+
 def _targets(D, pos, n_neighbors, targets, target_mask):
     """``(targets, weights)`` (B, k): given, or the nearest same-class rows (no gradient)."""
-    n = D.shape[0]
+    n, n_ref = D.shape
     if targets is None:
         if isinstance(n_neighbors, bool) or not isinstance(n_neighbors, numbers.Integral) or n_neighbors < 1:
             raise ValueError(f"n_neighbors must be a positive int; got {n_neighbors!r}.")
-        k = min(int(n_neighbors), max(n - 1, 1))
+        k = min(int(n_neighbors), max(n_ref - 1, 1) if n_ref == n else n_ref)
         masked = jnp.where(pos, jax.lax.stop_gradient(D), jnp.inf)
         vals, t = linalg.smallest_k(masked, k)
         return t, (jnp.isfinite(vals) & jnp.any(pos, axis=1, keepdims=True)).astype(D.dtype)
@@ -132,6 +148,6 @@ def _targets(D, pos, n_neighbors, targets, target_mask):
     tw = jnp.ones(t.shape, D.dtype) if target_mask is None else jnp.asarray(target_mask, D.dtype)
     if tw.shape != t.shape:
         raise ValueError(f"target_mask must have the shape of targets {t.shape}; got {tw.shape}.")
-    check_indices("targets", t, n)
+    check_indices("targets", t, n_ref)
     rows = jnp.arange(n)[:, None]
     return t, tw * pos[rows, t].astype(D.dtype)

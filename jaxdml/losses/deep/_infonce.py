@@ -26,7 +26,8 @@ def _positive_pair_terms(b, temperature):
 
 
 def ntxent(embeddings, labels=None, *, temperature=0.1, distance="cosine", L=None, pairs=None, miner=None,
-           mask=None, reduction="mean"):
+           mask=None, reduction="mean", ref_emb=None, ref_labels=None,
+           ref_mask=None):
     r"""NT-Xent / InfoNCE: each positive pair classified against the anchor's negatives.
 
     .. math::
@@ -45,7 +46,7 @@ def ntxent(embeddings, labels=None, *, temperature=0.1, distance="cosine", L=Non
     embeddings : (B, d) array
     labels : (B,) int array (optional when ``pairs`` is given)
     temperature : float, default=0.1
-    distance, L, pairs, miner, mask, reduction
+    distance, L, pairs, miner, mask, reduction, ref_emb, ref_labels, ref_mask
         See :mod:`jaxdml.losses.deep` (default ``distance="cosine"``). ``reduction="none"``: the (B, B)
         terms of the positive pairs.
 
@@ -58,7 +59,8 @@ def ntxent(embeddings, labels=None, *, temperature=0.1, distance="cosine", L=Non
     """
     check_reduction(reduction)
     check_real("temperature", temperature, low=0.0)
-    b = pair_batch(embeddings, labels, pairs=pairs, miner=miner, distance=distance, L=L, mask=mask)
+    b = pair_batch(embeddings, labels, pairs=pairs, miner=miner, distance=distance, L=L, mask=mask,
+                   ref_emb=ref_emb, ref_labels=ref_labels, ref_mask=ref_mask)
     terms, w = _positive_pair_terms(b, temperature)
     return reduce(terms, w, reduction)
 
@@ -68,7 +70,7 @@ infonce = ntxent
 
 
 def npair(embeddings, labels=None, *, l2_reg=0.0, distance="dot", L=None, pairs=None, miner=None, mask=None,
-          reduction="mean"):
+          reduction="mean", ref_emb=None, ref_labels=None, ref_mask=None):
     r"""Multi-class N-pair loss: the softmax of inner products, one positive against the negatives.
 
     .. math::
@@ -87,7 +89,7 @@ def npair(embeddings, labels=None, *, l2_reg=0.0, distance="dot", L=None, pairs=
     embeddings : (B, d) array
     labels : (B,) int array (optional when ``pairs`` is given)
     l2_reg : float, default=0.0
-    distance, L, pairs, miner, mask, reduction
+    distance, L, pairs, miner, mask, reduction, ref_emb, ref_labels, ref_mask
         See :mod:`jaxdml.losses.deep` (default ``distance="dot"``). ``reduction="none"``: the (B, B)
         terms of the positive pairs (without the penalty).
 
@@ -97,7 +99,8 @@ def npair(embeddings, labels=None, *, l2_reg=0.0, distance="dot", L=None, pairs=
     """
     check_reduction(reduction)
     check_real("l2_reg", l2_reg, low=0.0, strict=False)
-    b = pair_batch(embeddings, labels, pairs=pairs, miner=miner, distance=distance, L=L, mask=mask)
+    b = pair_batch(embeddings, labels, pairs=pairs, miner=miner, distance=distance, L=L, mask=mask,
+                   ref_emb=ref_emb, ref_labels=ref_labels, ref_mask=ref_mask)
     terms, w = _positive_pair_terms(b, 1.0)
     value = reduce(terms, w, reduction)
     if reduction == "none":
@@ -107,7 +110,8 @@ def npair(embeddings, labels=None, *, l2_reg=0.0, distance="dot", L=None, pairs=
 
 
 def supervised_contrastive(embeddings, labels=None, *, temperature=0.1, distance="cosine", L=None, pairs=None,
-                           miner=None, mask=None, reduction="mean"):
+                           miner=None, mask=None, reduction="mean", ref_emb=None, ref_labels=None,
+                           ref_mask=None):
     r"""Supervised contrastive loss (SupCon, the "out" form): every positive of an anchor against all others.
 
     .. math::
@@ -124,7 +128,7 @@ def supervised_contrastive(embeddings, labels=None, *, temperature=0.1, distance
     embeddings : (B, d) array
     labels : (B,) int array (optional when ``pairs`` is given)
     temperature : float, default=0.1
-    distance, L, pairs, miner, mask, reduction
+    distance, L, pairs, miner, mask, reduction, ref_emb, ref_labels, ref_mask
         See :mod:`jaxdml.losses.deep` (default ``distance="cosine"``). ``reduction="none"``: the (B,)
         per-anchor terms.
 
@@ -135,7 +139,8 @@ def supervised_contrastive(embeddings, labels=None, *, temperature=0.1, distance
     """
     check_reduction(reduction)
     check_real("temperature", temperature, low=0.0)
-    b = pair_batch(embeddings, labels, pairs=pairs, miner=miner, distance=distance, L=L, mask=mask)
+    b = pair_batch(embeddings, labels, pairs=pairs, miner=miner, distance=distance, L=L, mask=mask,
+                   ref_emb=ref_emb, ref_labels=ref_labels, ref_mask=ref_mask)
     x = similarity(b.V, b.kind) / temperature
     lse, _ = masked_logsumexp(x, b.w_pos + b.w_neg, axis=1)
     n_pos = jnp.sum(b.w_pos, axis=1)

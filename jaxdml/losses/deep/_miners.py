@@ -2,7 +2,10 @@
 
 A miner selects the pairs or triplets a loss should use from the batch's current distances (held
 constant: indices carry no gradient). Its output goes to a loss's ``pairs=`` / ``triplets=``, or the
-miner itself to its ``miner=`` (with the loss's ``distance``, ``L`` and ``mask``). Selections are made
+miner itself to its ``miner=`` (with the loss's ``distance``, ``L`` and ``mask``, and its references).
+With ``ref_emb`` / ``ref_labels`` / ``ref_mask`` (see :mod:`jaxdml.losses.deep._refs`) a miner selects
+among the (batch row, reference) pairs: anchors index the batch, the other indices the references, and a
+B * B grid of slots becomes B * R (B * R * R for :func:`batch_all`). Selections are made
 on the smaller-is-closer form of the measure (a similarity ``s`` enters as ``-s``), and thresholds
 stay on the measure's own scale, as in the losses.
 """
@@ -14,25 +17,28 @@ import numbers
 import jax
 import jax.numpy as jnp
 
-from ._base import (SIMILARITIES, apply_map, check_batch, check_distance, check_real, dense, dissimilarity,
-                    label_pairs)
+from ._base import SIMILARITIES, apply_map, check_distance, check_real, dense, dissimilarity
+from ._refs import check_ref_batch, label_masks
 from ._tuples import Pairs, Triplets, grid
 
 __all__ = ["batch_hard", "batch_all", "semi_hard", "multi_similarity_pairs", "pair_margin"]
 
 
-def _batch(embeddings, labels, distance, L, mask):
+def _batch(embeddings, labels, distance, L, mask, ref_emb=None, ref_labels=None, ref_mask=None):
     """``(D, V, pos, neg, kind)``: the batch's dense measure ``V`` (constant), its smaller-is-closer
-    form ``D``, and the (B, B) masks of positive and negative pairs."""
+    form ``D``, and the (B, B) masks of positive and negative pairs; with references (B, R), between the
+    batch's rows and the references' (:mod:`jaxdml.losses.deep._refs`)."""
     kind = check_distance(distance)
-    Z, y, valid = check_batch(embeddings, labels, mask)
-    Zm = apply_map(Z, L)
-    V = jax.lax.stop_gradient(dense(Zm, Zm, kind, valid))
-    pos, neg = label_pairs(y, valid)
+    b = check_ref_batch(embeddings, labels, mask, ref_emb, ref_labels, ref_mask)
+    Zm = apply_map(b.Z, L)
+    Rm = apply_map(b.R, L) if b.has_ref else Zm
+    V = jax.lax.stop_gradient(dense(Zm, Rm, kind, jnp.any(b.rows, axis=0) if b.has_ref else b.valid))
+    pos, neg = label_masks(b)
     return dissimilarity(V, kind), V, pos, neg, kind
 
 
-def batch_hard(embeddings, labels, *, distance="euclidean", L=None, mask=None) -> Triplets:
+def batch_hard(embeddings, labels, *, distance="euclidean", L=None, mask=None, ref_emb=None,
+               ref_labels=None, ref_mask=None) -> Triplets:
     r"""Batch-hard triplets: for every anchor, its farthest positive and its closest negative.
 
     .. math::
@@ -60,14 +66,15 @@ def batch_hard(embeddings, labels, *, distance="euclidean", L=None, mask=None) -
     A. Hermans, L. Beyer, B. Leibe. In Defense of the Triplet Loss for Person Re-Identification.
     arXiv:1703.07737, 2017.
     """
-    D, _, pos, neg, _ = _batch(embeddings, labels, distance, L, mask)
+    D, _, pos, neg, _ = _batch(embeddings, labels, distance, L, mask, ref_emb, ref_labels, ref_mask)
     hard_p = jnp.argmax(jnp.where(pos, D, -jnp.inf), axis=1).astype(jnp.int32)
     hard_n = jnp.argmin(jnp.where(neg, D, jnp.inf), axis=1).astype(jnp.int32)
     ok = jnp.any(pos, axis=1) & jnp.any(neg, axis=1)
     return Triplets(jnp.arange(D.shape[0], dtype=jnp.int32), hard_p, hard_n, ok)
 
 
-def batch_all(embeddings, labels, *, margin=None, size=None, distance="euclidean", L=None, mask=None) -> Triplets:
+def batch_all(embeddings, labels, *, margin=None, size=None, distance="euclidean", L=None, mask=None, ref_emb=None,
+              ref_labels=None, ref_mask=None) -> Triplets:
     r"""Every valid triplet of the batch, optionally only those that violate the margin.
 
     A triplet ``(a, p, n)`` has ``y_p = y_a``, ``p != a``, ``y_n != y_a``; with ``margin`` it is kept
@@ -97,27 +104,28 @@ def batch_all(embeddings, labels, *, margin=None, size=None, distance="euclidean
     A. Hermans, L. Beyer, B. Leibe. In Defense of the Triplet Loss for Person Re-Identification.
     arXiv:1703.07737, 2017 ("batch all", and the average over active triplets).
     """
-    D, _, pos, neg, _ = _batch(embeddings, labels, distance, L, mask)
+    D, _, pos, neg, _ = _batch(embeddings, labels, distance, L, mask, ref_emb, ref_labels, ref_mask)
     keep = pos[:, :, None] & neg[:, None, :]
     if margin is not None:
         check_real("margin", margin, low=0.0, strict=False)
         keep = keep & (D[:, None, :] < D[:, :, None] + margin)
-    n = D.shape[0]
+    n, n_ref = D.shape
     if size is None:
-        a, p, q = grid(n, 3)
+        a, p, q = grid(n, 3, n_ref)
         return Triplets(a, p, q, keep.reshape(-1))
     if isinstance(size, bool) or not isinstance(size, numbers.Integral) or size < 1:
         raise ValueError(f"size must be a positive int (number of triplet slots); got {size!r}.")
     size = int(size)
     (flat,) = jnp.nonzero(keep.reshape(-1), size=size, fill_value=0)
     count = jnp.sum(keep)
-    a, rest = jnp.divmod(flat, n * n)
-    p, q = jnp.divmod(rest, n)
+    a, rest = jnp.divmod(flat, n_ref * n_ref)
+    p, q = jnp.divmod(rest, n_ref)
     i32 = jnp.int32
     return Triplets(a.astype(i32), p.astype(i32), q.astype(i32), jnp.arange(size) < count)
 
 
-def semi_hard(embeddings, labels, *, margin=0.2, distance="euclidean", L=None, mask=None) -> Triplets:
+def semi_hard(embeddings, labels, *, margin=0.2, distance="euclidean", L=None, mask=None, ref_emb=None,
+              ref_labels=None, ref_mask=None) -> Triplets:
     r"""Semi-hard triplets: for every positive pair, the closest negative farther than the positive
     but within the margin.
 
@@ -147,21 +155,22 @@ def semi_hard(embeddings, labels, *, margin=0.2, distance="euclidean", L=None, m
     Clustering. CVPR 2015.
     """
     check_real("margin", margin, low=0.0, strict=False)
-    D, _, pos, neg, _ = _batch(embeddings, labels, distance, L, mask)
-    n = D.shape[0]
+    D, _, pos, neg, _ = _batch(embeddings, labels, distance, L, mask, ref_emb, ref_labels, ref_mask)
+    n, n_ref = D.shape
     # each anchor's negatives sorted by distance (stable: equal distances in row order), then for each
     # positive the first negative strictly farther than it: O(B^2 log B), not a (B, B, B) search
     order = jnp.argsort(jnp.where(neg, D, jnp.inf), axis=1, stable=True).astype(jnp.int32)
     sorted_d = jnp.take_along_axis(jnp.where(neg, D, jnp.inf), order, axis=1)
     first = jax.vmap(lambda row, q: jnp.searchsorted(row, q, side="right"))(sorted_d, D)  # (B, B)
-    first = jnp.minimum(first, n - 1).astype(jnp.int32)
+    first = jnp.minimum(first, n_ref - 1).astype(jnp.int32)
     d_an = jnp.take_along_axis(sorted_d, first, axis=1)
     ok = pos & (d_an > D) & (d_an < D + margin)  # finite and inside the margin
-    a, p = grid(n, 2)
+    a, p = grid(n, 2, n_ref)
     return Triplets(a, p, jnp.take_along_axis(order, first, axis=1).reshape(-1), ok.reshape(-1))
 
 
-def multi_similarity_pairs(embeddings, labels, *, epsilon=0.1, distance="cosine", L=None, mask=None) -> Pairs:
+def multi_similarity_pairs(embeddings, labels, *, epsilon=0.1, distance="cosine", L=None, mask=None, ref_emb=None,
+                           ref_labels=None, ref_mask=None) -> Pairs:
     r"""The multi-similarity miner: informative pairs relative to the anchor's hardest opposite pair.
 
     .. math::
@@ -193,7 +202,7 @@ def multi_similarity_pairs(embeddings, labels, *, epsilon=0.1, distance="cosine"
     for Deep Metric Learning. CVPR 2019 (Section 4.2, Eqs. 12-13).
     """
     check_real("epsilon", epsilon, low=0.0, strict=False)
-    D, _, pos, neg, _ = _batch(embeddings, labels, distance, L, mask)
+    D, _, pos, neg, _ = _batch(embeddings, labels, distance, L, mask, ref_emb, ref_labels, ref_mask)
     S = -D
     hardest_pos = jnp.min(jnp.where(pos, S, jnp.inf), axis=1, keepdims=True)
     hardest_neg = jnp.max(jnp.where(neg, S, -jnp.inf), axis=1, keepdims=True)
@@ -203,7 +212,8 @@ def multi_similarity_pairs(embeddings, labels, *, epsilon=0.1, distance="cosine"
 
 
 def pair_margin(embeddings, labels, *, pos_margin=None, neg_margin=None, distance="euclidean", L=None,
-                mask=None) -> Pairs:
+                mask=None, ref_emb=None,
+                ref_labels=None, ref_mask=None) -> Pairs:
     r"""Pairs that violate a margin: positives farther than ``pos_margin``, negatives closer than
     ``neg_margin``.
 
@@ -229,7 +239,7 @@ def pair_margin(embeddings, labels, *, pos_margin=None, neg_margin=None, distanc
     sim = kind in SIMILARITIES
     mp = (0.8 if sim else 0.2) if pos_margin is None else check_real("pos_margin", pos_margin)
     mn = (0.2 if sim else 0.8) if neg_margin is None else check_real("neg_margin", neg_margin)
-    _, V, pos, neg, _ = _batch(embeddings, labels, distance, L, mask)
+    _, V, pos, neg, _ = _batch(embeddings, labels, distance, L, mask, ref_emb, ref_labels, ref_mask)
     if sim:
         keep = (pos & (V < mp)) | (neg & (V > mn))
     else:
@@ -238,5 +248,5 @@ def pair_margin(embeddings, labels, *, pos_margin=None, neg_margin=None, distanc
 
 
 def _grid_pairs(pos, keep) -> Pairs:
-    a, o = grid(pos.shape[0], 2)
+    a, o = grid(pos.shape[0], 2, pos.shape[1])
     return Pairs(a, o, pos.reshape(-1), keep.reshape(-1))

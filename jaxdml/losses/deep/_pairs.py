@@ -17,6 +17,11 @@ the pairs a miner returned. Common arguments (see :mod:`jaxdml.losses.deep`):
 ``reduction``
     ``"mean"`` (the paper's normalisation, 0 when there is no term), ``"sum"`` or ``"none"`` (the
     terms; their layout is given per loss).
+``ref_emb`` / ``ref_labels`` / ``ref_mask``
+    References: (R, d) rows, (R,) labels, and (R,) or (B, R) bool (see :mod:`jaxdml.losses.deep._refs`).
+    The pairs are then (batch row ``i``, reference ``j``), positive when their labels are equal, every
+    one of them (no self-pair is left out); dense (B, B) layouts become (B, R), and the miner is called
+    with the references too. Anchors are the batch's rows.
 """
 
 from __future__ import annotations
@@ -39,7 +44,8 @@ def _pair_terms(pos, neg, w_pos, w_neg, reduction):
 
 
 def contrastive(embeddings, labels=None, *, pos_margin=None, neg_margin=None, distance="euclidean", L=None,
-                pairs=None, miner=None, mask=None, reduction="mean"):
+                pairs=None, miner=None, mask=None, reduction="mean", ref_emb=None, ref_labels=None,
+                ref_mask=None):
     r"""Contrastive loss: pull positive pairs within ``pos_margin``, push negatives beyond ``neg_margin``.
 
     .. math::
@@ -58,7 +64,7 @@ def contrastive(embeddings, labels=None, *, pos_margin=None, neg_margin=None, di
     labels : (B,) int array (optional when ``pairs`` is given)
     pos_margin, neg_margin : float, optional
         :math:`m^+`, :math:`m^-`. Default 0 and 1 for a distance, 1 and 0 for a similarity.
-    distance, L, pairs, miner, mask, reduction
+    distance, L, pairs, miner, mask, reduction, ref_emb, ref_labels, ref_mask
         See the module docstring. ``reduction="none"``: the (B, B) pair terms.
 
     Returns
@@ -71,7 +77,8 @@ def contrastive(embeddings, labels=None, *, pos_margin=None, neg_margin=None, di
     CVPR 2006.
     """
     check_reduction(reduction)
-    b = pair_batch(embeddings, labels, pairs=pairs, miner=miner, distance=distance, L=L, mask=mask)
+    b = pair_batch(embeddings, labels, pairs=pairs, miner=miner, distance=distance, L=L, mask=mask,
+                   ref_emb=ref_emb, ref_labels=ref_labels, ref_mask=ref_mask)
     sim = b.kind in SIMILARITIES
     mp = (1.0 if sim else 0.0) if pos_margin is None else check_real("pos_margin", pos_margin)
     mn = (0.0 if sim else 1.0) if neg_margin is None else check_real("neg_margin", neg_margin)
@@ -82,7 +89,8 @@ def contrastive(embeddings, labels=None, *, pos_margin=None, neg_margin=None, di
 
 
 def margin_loss(embeddings, labels=None, *, beta=None, margin=0.2, nu=0.0, distance="euclidean", L=None,
-                pairs=None, miner=None, mask=None, reduction="mean"):
+                pairs=None, miner=None, mask=None, reduction="mean", ref_emb=None, ref_labels=None,
+                ref_mask=None):
     r"""Margin loss of Wu et al. ("Sampling matters"), with a learnable boundary :math:`\beta`.
 
     .. math::
@@ -105,7 +113,7 @@ def margin_loss(embeddings, labels=None, *, beta=None, margin=0.2, nu=0.0, dista
     margin : float, default=0.2
         :math:`\alpha`.
     nu : float, default=0.0
-    distance, L, pairs, miner, mask, reduction
+    distance, L, pairs, miner, mask, reduction, ref_emb, ref_labels, ref_mask
         See the module docstring. ``reduction="none"``: the (B, B) pair terms.
 
     References
@@ -116,7 +124,8 @@ def margin_loss(embeddings, labels=None, *, beta=None, margin=0.2, nu=0.0, dista
     check_reduction(reduction)
     check_real("margin", margin, low=0.0, strict=False)
     check_real("nu", nu, low=0.0, strict=False)
-    b = pair_batch(embeddings, labels, pairs=pairs, miner=miner, distance=distance, L=L, mask=mask)
+    b = pair_batch(embeddings, labels, pairs=pairs, miner=miner, distance=distance, L=L, mask=mask,
+                   ref_emb=ref_emb, ref_labels=ref_labels, ref_mask=ref_mask)
     beta = (0.5 if b.kind in SIMILARITIES else 1.2) if beta is None else check_real("beta", beta, per_class=True)
     beta = jnp.asarray(beta, b.V.dtype)
     if beta.ndim == 1:
@@ -133,7 +142,8 @@ def margin_loss(embeddings, labels=None, *, beta=None, margin=0.2, nu=0.0, dista
 
 
 def lifted_structure(embeddings, labels=None, *, margin=1.0, distance="euclidean", L=None, pairs=None, miner=None,
-                     mask=None, reduction="mean"):
+                     mask=None, reduction="mean", ref_emb=None, ref_labels=None,
+                     ref_mask=None):
     r"""Lifted structured loss: every positive pair against all negatives of both its rows.
 
     .. math::
@@ -144,7 +154,9 @@ def lifted_structure(embeddings, labels=None, *, margin=1.0, distance="euclidean
 
     (the paper's Eq. 4, with the smooth log-sum-exp bound; :math:`D` the Euclidean distance, and
     :math:`D = -s` for a similarity). The log of the sum is computed as a log-sum-exp; a positive
-    pair neither of whose rows has a negative contributes 0.
+    pair neither of whose rows has a negative contributes 0. With references (``ref_emb``) the pairs are
+    (query :math:`i`, reference :math:`j`); the negatives of :math:`i` are its negative pairs with the
+    references, those of :math:`j` its negative pairs with the queries (the batch's rows of another class).
 
     Parameters
     ----------
@@ -152,7 +164,7 @@ def lifted_structure(embeddings, labels=None, *, margin=1.0, distance="euclidean
     labels : (B,) int array (optional when ``pairs`` is given)
     margin : float, default=1.0
         :math:`\alpha`.
-    distance, L, pairs, miner, mask, reduction
+    distance, L, pairs, miner, mask, reduction, ref_emb, ref_labels, ref_mask
         See the module docstring. ``reduction="none"``: the (B, B) terms
         :math:`\tfrac12 [\tilde J_{ij}]_+^2` of the positive pairs (their mean is :math:`\mathcal{L}`).
 
@@ -163,10 +175,14 @@ def lifted_structure(embeddings, labels=None, *, margin=1.0, distance="euclidean
     """
     check_reduction(reduction)
     check_real("margin", margin, low=0.0, strict=False)
-    b = pair_batch(embeddings, labels, pairs=pairs, miner=miner, distance=distance, L=L, mask=mask)
+    b = pair_batch(embeddings, labels, pairs=pairs, miner=miner, distance=distance, L=L, mask=mask,
+                   ref_emb=ref_emb, ref_labels=ref_labels, ref_mask=ref_mask)
     D = dissimilarity(b.V, b.kind)
     lse, ok = masked_logsumexp(-D, b.w_neg, axis=1)  # log sum_k exp(-D_ik) over the negatives of i
     li, lj, oi, oj = lse[:, None], lse[None, :], ok[:, None], ok[None, :]
+    if b.has_ref:  # the negatives of reference j: the batch's rows of another class, column j
+        lse_j, ok_j = masked_logsumexp(-D, b.w_neg, axis=0)
+        lj, oj = lse_j[None, :], ok_j[None, :]
     comb = jnp.where(oi & oj, jnp.logaddexp(li, lj), jnp.where(oi, li, lj))
     J = margin + comb + D
     terms = jnp.where(oi | oj, 0.5 * jax.nn.relu(J) ** 2, 0.0)
@@ -174,7 +190,8 @@ def lifted_structure(embeddings, labels=None, *, margin=1.0, distance="euclidean
 
 
 def multi_similarity(embeddings, labels=None, *, alpha=2.0, beta=50.0, base=0.5, distance="cosine", L=None,
-                     pairs=None, miner=None, mask=None, reduction="mean"):
+                     pairs=None, miner=None, mask=None, reduction="mean", ref_emb=None, ref_labels=None,
+                     ref_mask=None):
     r"""Multi-similarity loss: soft weighting of every positive and negative pair of each anchor.
 
     .. math::
@@ -195,7 +212,7 @@ def multi_similarity(embeddings, labels=None, *, alpha=2.0, beta=50.0, base=0.5,
         Scales of the positive and negative terms.
     base : float, default=0.5
         :math:`\lambda` (0.5 in the authors' released code).
-    distance, L, pairs, miner, mask, reduction
+    distance, L, pairs, miner, mask, reduction, ref_emb, ref_labels, ref_mask
         See the module docstring (default ``distance="cosine"``). ``reduction="none"``: the (B,)
         per-anchor terms.
 
@@ -208,7 +225,8 @@ def multi_similarity(embeddings, labels=None, *, alpha=2.0, beta=50.0, base=0.5,
     check_real("alpha", alpha, low=0.0)
     check_real("beta", beta, low=0.0)
     check_real("base", base)
-    b = pair_batch(embeddings, labels, pairs=pairs, miner=miner, distance=distance, L=L, mask=mask)
+    b = pair_batch(embeddings, labels, pairs=pairs, miner=miner, distance=distance, L=L, mask=mask,
+                   ref_emb=ref_emb, ref_labels=ref_labels, ref_mask=ref_mask)
     x = sign_of(b.kind) * (b.V - base)
     pos = log1p_sum_exp(-alpha * x, b.w_pos, axis=1) / alpha
     neg = log1p_sum_exp(beta * x, b.w_neg, axis=1) / beta
@@ -216,7 +234,8 @@ def multi_similarity(embeddings, labels=None, *, alpha=2.0, beta=50.0, base=0.5,
 
 
 def circle(embeddings, labels=None, *, margin=0.4, gamma=80.0, distance="cosine", L=None, pairs=None, miner=None,
-           mask=None, reduction="mean"):
+           mask=None, reduction="mean", ref_emb=None, ref_labels=None,
+           ref_mask=None):
     r"""Circle loss: pair similarities re-weighted by how far each is from its optimum.
 
     .. math::
@@ -239,7 +258,7 @@ def circle(embeddings, labels=None, *, margin=0.4, gamma=80.0, distance="cosine"
         The relaxation :math:`m`.
     gamma : float, default=80.0
         The scale :math:`\gamma`.
-    distance, L, pairs, miner, mask, reduction
+    distance, L, pairs, miner, mask, reduction, ref_emb, ref_labels, ref_mask
         See the module docstring. The formula is written for similarities in [-1, 1]: ``distance``
         must be ``"cosine"`` (default) or ``"dot"``. ``reduction="none"``: the (B,) per-anchor terms.
 
@@ -254,7 +273,8 @@ def circle(embeddings, labels=None, *, margin=0.4, gamma=80.0, distance="cosine"
     if distance not in SIMILARITIES:
         raise ValueError("circle loss is defined on similarities: distance must be 'cosine' or 'dot'; "
                          f"got {distance!r}.")
-    b = pair_batch(embeddings, labels, pairs=pairs, miner=miner, distance=distance, L=L, mask=mask)
+    b = pair_batch(embeddings, labels, pairs=pairs, miner=miner, distance=distance, L=L, mask=mask,
+                   ref_emb=ref_emb, ref_labels=ref_labels, ref_mask=ref_mask)
     s = b.V
     fixed = jax.lax.stop_gradient(s)
     a_p, a_n = jax.nn.relu(1.0 + margin - fixed), jax.nn.relu(fixed + margin)

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
 
-from ._base import (apply_map, check_batch, check_distance, check_real, check_reduction, dense, dissimilarity,
-                    label_pairs, paired, reduce)
+from ._base import apply_map, check_distance, check_real, check_reduction, dense, dissimilarity, paired, reduce
+from ._refs import check_ref_batch, label_masks, ref_kwargs
 from ._tuples import Triplets, check_tuples
 
 __all__ = ["triplet_margin"]
 
 
 def triplet_margin(embeddings, labels=None, *, margin=0.2, soft=False, distance="euclidean", L=None, triplets=None,
-                   miner=None, mask=None, reduction="mean"):
+                   miner=None, mask=None, reduction="mean", ref_emb=None, ref_labels=None, ref_mask=None):
     r"""Triplet margin loss: each anchor closer to its positive than to its negative by a margin.
 
     .. math::
@@ -48,6 +49,9 @@ def triplet_margin(embeddings, labels=None, *, margin=0.2, soft=False, distance=
         False for padded rows.
     reduction : {"mean", "sum", "none"}, default="mean"
         ``"none"``: the (T,) terms of the given triplets, or the (B, B, B) terms ``[a, p, n]``.
+    ref_emb, ref_labels, ref_mask : optional
+        References (see :mod:`jaxdml.losses.deep._refs`): anchors are the batch's rows, positives and
+        negatives the references' (every triplet: the (B, R, R) grid; mined: indices into the references).
 
     Returns
     -------
@@ -65,23 +69,26 @@ def triplet_margin(embeddings, labels=None, *, margin=0.2, soft=False, distance=
     kind = check_distance(distance)
     if triplets is not None and miner is not None:
         raise ValueError("give either triplets or a miner, not both.")
-    Z, y, valid = check_batch(embeddings, labels, mask, labels_required=triplets is None)
+    b = check_ref_batch(embeddings, labels, mask, ref_emb, ref_labels, ref_mask, labels_required=triplets is None)
+    Z, valid = b.Z, b.valid
     if miner is not None:
-        triplets = miner(Z, y, mask=valid, distance=kind, L=L)
+        triplets = miner(Z, b.y, mask=valid, distance=kind, L=L, **ref_kwargs(b))
     Zm = apply_map(Z, L)
+    Rm = apply_map(b.R, L) if b.has_ref else Zm
+    r_valid = jnp.any(b.rows, axis=0) if b.has_ref else valid
     f = jax.nn.softplus if soft else jax.nn.relu
     if triplets is None:
-        D = dissimilarity(dense(Zm, Zm, kind, valid), kind)
-        pos, neg = label_pairs(y, valid)
+        D = dissimilarity(dense(Zm, Rm, kind, r_valid), kind)
+        pos, neg = label_masks(b)
         terms = f(margin + D[:, :, None] - D[:, None, :])
         return reduce(terms, (pos[:, :, None] & neg[:, None, :]).astype(Zm.dtype), reduction)
-    t = check_tuples(triplets, (Triplets,), Z.shape[0], "triplets")
+    t = check_tuples(triplets, (Triplets,), Z.shape[0], "triplets", b.R.shape[0])
     a, p, n = t.anchor, t.positive, t.negative
     if a.shape[0] <= Z.shape[0]:  # few triplets (batch-hard): from the differences of their rows
-        d_ap = dissimilarity(paired(Zm[a], Zm[p], kind), kind)
-        d_an = dissimilarity(paired(Zm[a], Zm[n], kind), kind)
+        d_ap = dissimilarity(paired(Zm[a], Rm[p], kind), kind)
+        d_an = dissimilarity(paired(Zm[a], Rm[n], kind), kind)
     else:  # many (semi-hard: B^2 slots): entries of the dense matrix, not B^2 gathered rows
-        D = dissimilarity(dense(Zm, Zm, kind, valid), kind)
+        D = dissimilarity(dense(Zm, Rm, kind, r_valid), kind)
         d_ap, d_an = D[a, p], D[a, n]
-    ok = (t.mask > 0) & valid[a] & valid[p] & valid[n]
+    ok = (t.mask > 0) & b.rows[a, p] & b.rows[a, n]
     return reduce(f(margin + d_ap - d_an), ok.astype(Zm.dtype), reduction)
