@@ -37,7 +37,8 @@ def scml_objective(w, P, iab, ian, beta, mask=None):
 
 
 class SCMLState(NamedTuple):
-    """``w`` (the best iterate by the full objective), its objective, blocks run, convergence."""
+    """The SCML solver's state: ``w`` (the best iterate by the full objective), its objective, blocks run,
+    convergence."""
 
     w: jax.Array
     best: jax.Array
