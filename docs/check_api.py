@@ -12,7 +12,7 @@ It fails when
   docstring;
 - a page lists a name that does not exist.
 
-``tests/test_docs_api.py`` runs it as part of the default test suite; the docs CI job runs it too.
+``tests/test_docs.py`` runs it as part of the default test suite; the docs CI job runs it too.
 """
 
 import importlib
