@@ -37,8 +37,12 @@ def scml_objective(w, P, iab, ian, beta, mask=None):
 
 
 class SCMLState(NamedTuple):
-    """The SCML solver's state: ``w`` (the best iterate by the full objective), its objective, blocks run,
-    convergence."""
+    """Result of :func:`scml_rda`.
+
+    ``w`` is the best iterate by the full objective, ``best`` its objective, ``n_iter`` the blocks run,
+    ``converged`` the convergence flag and ``history`` the objective at ``w = 0`` and after each block (NaN
+    after the last one run).
+    """
 
     w: jax.Array
     best: jax.Array
