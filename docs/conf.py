@@ -8,7 +8,9 @@ import sys
 DOCS = pathlib.Path(__file__).resolve().parent
 ROOT = DOCS.parent
 sys.path.insert(0, str(ROOT))  # document this checkout, not another installed copy
-os.environ.setdefault("MPLBACKEND", "Agg")
+# the notebooks' kernel inherits this environment and must draw with its inline backend (a MPLBACKEND such as
+# Agg would leave their figures out); sphinx-gallery selects Agg for the examples itself
+os.environ.pop("MPLBACKEND", None)
 
 import jaxdml  # noqa: E402
 

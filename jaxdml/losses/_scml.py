@@ -58,7 +58,7 @@ def _pair_projections(V, B, idx):
 
 def scml_streamed_objective(w, V, B, iab, ian, beta, mask):
     """:func:`scml_objective` without ``P``: ``P w`` is the squared distance of each pair under
-    ``M = B^T diag(w) B``, ``(V M) . V`` row by row (memory linear in the number of pairs)."""
+    ``M = B^T diag(w) B``, the row sums of ``(V M) * V`` (memory linear in the number of pairs)."""
     M = (B.T * w) @ B
     Pw = jnp.sum((V @ M) * V, axis=1)
     hinge = jnp.maximum(1.0 + Pw[iab] - Pw[ian], 0.0)
