@@ -134,6 +134,45 @@ def markdown_table(rows: list[dict], columns: list[tuple[str, str, str]]) -> str
     return "\n".join([head, sep, *body])
 
 
+#: the generated benchmark pages of the documentation site (docs/benchmarks/*.md)
+DOCS_PAGES = os.path.join(os.path.dirname(HERE), "docs", "benchmarks")
+
+
+def page_head(info: dict, argv=None, date=None) -> str:
+    """The line above a generated table: the machine, JAX, the date and the command that wrote it."""
+    import datetime
+    import shlex
+
+    argv = sys.argv if argv is None else argv
+    command = "python benchmarks/" + " ".join([os.path.basename(argv[0]), *(shlex.quote(a) for a in argv[1:])])
+    date = date or datetime.date.today().isoformat()
+    return (f"Device: {info['device']} ({info['cpus']} CPUs), jax {info['jax']}, {date}; "
+            f"`{command.replace('`', '')}`.")
+
+
+def update_docs_page(page: str, block: str, text: str | None, folder: str = DOCS_PAGES) -> str:
+    """Replace the lines between ``<!-- BLOCK:start -->`` and ``<!-- BLOCK:end -->`` of
+    ``docs/benchmarks/PAGE.md`` with ``text``; the page and the block must exist (the prose around a
+    table is written by hand). ``text=None`` only checks that they do (before a long run). Returns the
+    page's path."""
+    path = os.path.join(folder, f"{page}.md")
+    start, end = f"<!-- {block}:start -->", f"<!-- {block}:end -->"
+    if not os.path.exists(path):
+        raise SystemExit(f"{path} does not exist (the benchmark pages are in docs/benchmarks/)")
+    with open(path) as fh:
+        doc = fh.read()
+    if start not in doc or end not in doc:
+        raise SystemExit(f"{path} has no {start} ... {end} block")
+    if text is None:
+        return path
+    before, rest = doc.split(start, 1)
+    after = rest.split(end, 1)[1]
+    with open(path, "w") as fh:
+        fh.write(f"{before}{start}\n{text.strip()}\n{end}{after}")
+    print(f"{path}: block {block!r} updated", file=sys.stderr)
+    return path
+
+
 def write_json(path: str, payload: dict) -> None:
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path, "w") as fh:

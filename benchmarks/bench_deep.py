@@ -34,7 +34,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _harness import machine, markdown_table, write_json  # noqa: E402
+from _harness import machine, markdown_table, page_head, update_docs_page, write_json  # noqa: E402
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "bench_deep.json")
 
@@ -300,15 +300,23 @@ def main(argv=None):
     ap.add_argument("--no-linear", action="store_true", help="skip LDA/NCA/LMNN")
     ap.add_argument("--repeats", type=int, default=300)
     ap.add_argument("--out", default=RESULTS)
+    ap.add_argument("--update-docs", action="store_true",
+                    help="write the tables into docs/benchmarks/deep.md (blocks deep-speed, deep-train)")
     args = ap.parse_args(argv)
+    if args.update_docs:  # the page's blocks must exist before the run, not after it
+        for block in ("deep-speed", "deep-train"):
+            update_docs_page("deep", block, None)
     payload = dict(machine=machine())
     if args.part in ("speed", "all"):
         speed = run_speed(args.repeats)
         payload["speed"] = speed
-        print(markdown_table(speed, [("step", "step (256 x 128, triplet + batch-hard)", ""),
+        table = markdown_table(speed, [("step", "step (256 x 128, triplet + batch-hard)", ""),
                                      ("library_ms", "jaxdml (ms)", ".3f"), ("hand_ms", "hand-written jnp (ms)", ".3f"),
                                      ("ratio", "ratio", ".2f"), ("library_compile_s", "jaxdml compile (s)", ".2f"),
-                                     ("hand_compile_s", "hand compile (s)", ".2f"), ("same_value", "same value", "")]))
+                                     ("hand_compile_s", "hand compile (s)", ".2f"), ("same_value", "same value", "")])
+        print(table)
+        if args.update_docs:
+            update_docs_page("deep", "deep-speed", f"{page_head(payload['machine'])}\n\n{table}")
     if args.part in ("train", "all"):
         train = []
         for dataset in args.datasets.split(","):
@@ -318,9 +326,12 @@ def main(argv=None):
                 ap.error(f"unknown losses {unknown}; choose among {list(LOSSES)}")
             train += run_train(dataset, args.steps, args.linear_rows, losses=losses, linear=not args.no_linear)
         payload["train"] = train
-        print(markdown_table(train, [("dataset", "data", ""), ("method", "method", ""),
-                                     ("recall_at_1", "Recall@1", ".3f"), ("r_precision", "R-precision", ".3f"),
-                                     ("map_at_r", "MAP@R", ".3f"), ("fit_s", "fit (s)", ".1f")]))
+        table = markdown_table(train, [("dataset", "data", ""), ("method", "method", ""),
+                                       ("recall_at_1", "Recall@1", ".3f"), ("r_precision", "R-precision", ".3f"),
+                                       ("map_at_r", "MAP@R", ".3f"), ("fit_s", "fit (s)", ".1f")])
+        print(table)
+        if args.update_docs:
+            update_docs_page("deep", "deep-train", f"{page_head(payload['machine'])}\n\n{table}")
     write_json(args.out, payload)
 
 

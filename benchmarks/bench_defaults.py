@@ -45,7 +45,8 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from _harness import machine, markdown_table, metric_learn_compat, write_json  # noqa: E402
+from _harness import (machine, markdown_table, metric_learn_compat, page_head, update_docs_page,  # noqa: E402
+                      write_json)
 
 SPLIT_FILE = os.path.join(HERE, "defaults_split.json")
 #: the full-size tier: data sets with at least this many samples, fitted on whole training folds
@@ -344,7 +345,7 @@ def summarise(per_ds: dict, published: dict, ks, datasets, fit_s=None, problems=
     return rows
 
 
-def print_tables(payload: dict) -> None:
+def print_tables(payload: dict) -> str:
     ks, rows = payload["ks"], payload["summary"]
     cols = [("method", "method", "")]
     for k in ks:
@@ -353,7 +354,9 @@ def print_tables(payload: dict) -> None:
     cols += [("n_pub", "sets", "d"), (f"mean{ks[0]}", f"{ks[0]}-NN all sets", ".4f"), ("n_sets", "all sets", "d"),
              ("fit_s", "fit s", ".1f"), ("problems", "problems", "")]
     print(json.dumps(payload, default=float))
-    print(markdown_table(rows, cols))
+    table = markdown_table(rows, cols)
+    print(table)
+    return table
 
 
 def merge(paths: list, datasets=None) -> dict:
@@ -376,6 +379,11 @@ def merge(paths: list, datasets=None) -> dict:
                 published={k: {d: published[k].get(d) for d in datasets} for k in ks})
 
 
+def docs_block(args) -> str:
+    """The block of docs/benchmarks/defaults.md that ``--update-docs`` rewrites: one per tier and half."""
+    return f"defaults-{'full-' if args.tier == 'full' else ''}{args.half}"
+
+
 def main(argv=None):
     split = load_split()
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -396,6 +404,8 @@ def main(argv=None):
     p.add_argument("--cache", default=os.path.join(HERE, "results", "defaults-cache"))
     p.add_argument("--out", default=None)
     p.add_argument("--merge", nargs="+", default=None, help="summarise the JSON of earlier runs instead")
+    p.add_argument("--update-docs", action="store_true",
+                   help="write the table into docs/benchmarks/defaults.md (block defaults-[full-]HALF)")
     p.add_argument("--tier", choices=("small", "full"), default="small",
                    help="small: training folds capped at --max-train (the paper's subsets); full: the data sets "
                         f"with at least {FULL_MIN_SAMPLES} samples, whole training folds (default folds 1-3), each "
@@ -404,14 +414,18 @@ def main(argv=None):
     p.add_argument("--sizes", default="subset,full",
                    help="--tier full: which training sizes to fit (subset, full or both; default both)")
     args = p.parse_args(argv)
+    if args.update_docs:  # the page's block must exist before the run, not after it
+        update_docs_page("defaults", docs_block(args), None)
     if args.tier == "full":
         return main_full(args, split)
     if args.merge:
         payload = merge(args.merge, args.datasets.split(",") if args.datasets else
                         None if args.half == "all" else split[args.half])
-        print_tables(payload)
+        table = print_tables(payload)
         if args.out:
             write_json(args.out, payload)
+        if args.update_docs:
+            update_docs_page("defaults", docs_block(args), f"{page_head(machine())}\n\n{table}")
         return
     from jaxdml.experiments import ResultCache
     from jaxdml.experiments._cache import code_hash
@@ -449,9 +463,11 @@ def main(argv=None):
                    folds=args.folds or "all", max_train=args.max_train, wall=time.perf_counter() - t_start,
                    summary=summarise(per_ds, published, ks, datasets, fit_s, problems), per_dataset=per_ds,
                    fit_seconds=fit_s, published={k: {d: published[k].get(d) for d in datasets} for k in ks})
-    print_tables(payload)
+    table = print_tables(payload)
     out = args.out or os.path.join(HERE, "results", f"defaults-{args.half}.json")
     write_json(out, payload)
+    if args.update_docs:
+        update_docs_page("defaults", docs_block(args), f"{page_head(payload['machine'])}\n\n{table}")
     print(f"\nJSON written to {out}", file=sys.stderr)
 
 
@@ -540,15 +556,19 @@ def main_full(args, split):
                    folds=args.folds or "1,2,3", subset_rows=SUBSET_ROWS, wall=time.perf_counter() - t_start,
                    per_size=per_size, fit_seconds=fit_s, summary=summary, gain_check=checks)
     print(json.dumps(payload, default=float))
-    print(markdown_table(summary, [("method", "method", ""), ("subset", f"{ks[0]}-NN, {SUBSET_ROWS} rows", ".4f"),
-                                   ("full", f"{ks[0]}-NN, whole folds", ".4f"), ("subset_fit_s", "fit s (subset)", ".1f"),
-                                   ("full_fit_s", "fit s (whole)", ".1f"), ("turned_to_loss", "gain turned to loss", "")]))
-    print()
-    print(markdown_table(checks, [("method", "method", ""), ("dataset", "data set", ""),
-                                  ("gain_subset", f"gain, {SUBSET_ROWS} rows", "+.4f"),
-                                  ("gain_full", "gain, whole fold", "+.4f"), ("turned_to_loss", "turned to loss", "")]))
+    sizes = markdown_table(summary, [
+        ("method", "method", ""), ("subset", f"{ks[0]}-NN, {SUBSET_ROWS} rows", ".4f"),
+        ("full", f"{ks[0]}-NN, whole folds", ".4f"), ("subset_fit_s", "fit s (subset)", ".1f"),
+        ("full_fit_s", "fit s (whole)", ".1f"), ("turned_to_loss", "gain turned to loss", "")])
+    gains = markdown_table(checks, [
+        ("method", "method", ""), ("dataset", "data set", ""), ("gain_subset", f"gain, {SUBSET_ROWS} rows", "+.4f"),
+        ("gain_full", "gain, whole fold", "+.4f"), ("turned_to_loss", "turned to loss", "")])
+    table = f"{sizes}\n\n{gains}"
+    print(table)
     out = args.out or os.path.join(HERE, "results", f"defaults-full-{args.half}.json")
     write_json(out, payload)
+    if args.update_docs:
+        update_docs_page("defaults", docs_block(args), f"{page_head(payload['machine'])}\n\n{table}")
     print(f"\nJSON written to {out}", file=sys.stderr)
 
 

@@ -54,7 +54,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _large  # noqa: E402
-from _harness import machine, markdown_table, peak_rss_mb, write_json  # noqa: E402
+from _harness import machine, markdown_table, peak_rss_mb, update_docs_page, write_json  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_PLAN = "all=synth-d16-c26-i12-r4-s2:2000,synth-d16-c26-i12-r4-s2:18000,synth-d32-c10:200000"
@@ -330,6 +330,9 @@ def run_matrix(rows, timeouts, paths, args, env):
     return sorted(results, key=lambda r: order[(r["method"], r["dataset"], r["n"])])
 
 
+#: the pages of docs/benchmarks/ that hold each table block ``--update-docs`` writes
+DOCS_BLOCKS = {"scale-matrix": "scale", "gpu-check": "gpu"}
+
 COLUMNS = [("dataset", "data", ""), ("n", "N", ""), ("method", "method", ""), ("status", "status", ""),
            ("fit_s", "fit s", ".1f"), ("cpu_s", "CPU s", ".1f"), ("peak_rss_mib", "peak RSS MiB", ".0f"),
            ("device_peak_mib", "device peak MiB", ".0f"), ("accuracy", "3-NN", ".4f"),
@@ -349,13 +352,17 @@ def main(argv=None):
     p.add_argument("--device", default=None, help="JAX platform for the fits: cpu, gpu, tpu")
     p.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "results", "scale_matrix.json"))
     p.add_argument("--markdown", default=None, help="also write the Markdown table to this file")
-    p.add_argument("--update-readme", nargs="?", const="scale-matrix", default=None, metavar="BLOCK",
-                   help="rewrite README.md's block between <!-- BLOCK:start --> and <!-- BLOCK:end --> with the "
-                        "table (default block: scale-matrix; the GPU check uses gpu-check)")
+    p.add_argument("--update-docs", nargs="?", const="scale-matrix", default=None, metavar="BLOCK",
+                   choices=sorted(DOCS_BLOCKS),
+                   help="rewrite the block between <!-- BLOCK:start --> and <!-- BLOCK:end --> of its page in "
+                        "docs/benchmarks/ with the table (default block: scale-matrix, in scale.md; gpu-check, "
+                        "in gpu.md, for a GPU run)")
     p.add_argument("--from-json", nargs="+", default=None,
-                   help="make the table (and README block) from earlier runs' JSON; a later file's (method, data, N) "
-                        "replaces an earlier one's (a rerun of some methods after a fix)")
+                   help="make the table (and docs page block) from earlier runs' JSON; a later file's "
+                        "(method, data, N) replaces an earlier one's (a rerun of some methods after a fix)")
     args = p.parse_args(argv)
+    if args.update_docs:  # before the run, not after it
+        update_docs_page(DOCS_BLOCKS[args.update_docs], args.update_docs, None)
     if args.from_json:
         merged, runs = {}, []
         for path in args.from_json:
@@ -389,7 +396,7 @@ def main(argv=None):
 
 
 def report(results, info, run_args, args):
-    """Print the table; write it to ``--markdown`` and into README.md's block (``--update-readme``)."""
+    """Print the table; write it to ``--markdown`` and into its docs page's block (``--update-docs``)."""
     import datetime
 
     for r in results:
@@ -409,8 +416,8 @@ def report(results, info, run_args, args):
     if args.markdown:
         with open(args.markdown, "w") as fh:
             fh.write(f"{head}\n\n{table}\n")
-    if args.update_readme:
-        update_readme(os.path.join(ROOT, "README.md"), args.update_readme, f"{head}\n\n{block}")
+    if args.update_docs:
+        update_docs_page(DOCS_BLOCKS[args.update_docs], args.update_docs, f"{head}\n\n{block}")
 
 
 CHECK_COLUMNS = [("method", "method", ""), ("dataset", "data", ""), ("subset_gain", "gain, 2000 rows", "+.4f"),
@@ -431,20 +438,6 @@ def gain_check_table(results):
     return (markdown_table(rows, CHECK_COLUMNS) + "\n\nGain check (round 16): "
             + (f"fails for {'; '.join(failing)}." if failing else "every method passes.")
             + f" Over 60 s: {', '.join(slow) or 'none'}. Over 4 GiB: {', '.join(big) or 'none'}.")
-
-
-def update_readme(path, block, text):
-    """Replace the lines between ``<!-- BLOCK:start -->`` and ``<!-- BLOCK:end -->`` of ``path``."""
-    start, end = f"<!-- {block}:start -->", f"<!-- {block}:end -->"
-    with open(path) as fh:
-        doc = fh.read()
-    if start not in doc or end not in doc:
-        raise SystemExit(f"{path} has no {start} ... {end} block")
-    before, rest = doc.split(start, 1)
-    after = rest.split(end, 1)[1]
-    with open(path, "w") as fh:
-        fh.write(f"{before}{start}\n{text}\n{end}{after}")
-    print(f"README block {block!r} updated", file=sys.stderr)
 
 
 if __name__ == "__main__":

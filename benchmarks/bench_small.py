@@ -34,7 +34,8 @@ import warnings
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _harness import markdown_table, metric_learn_compat, run_worker, write_json  # noqa: E402
+from _harness import (machine, markdown_table, metric_learn_compat, page_head, run_worker,  # noqa: E402
+                      update_docs_page, write_json)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FAMILIES = ("NCA", "LMNN", "ITML")
@@ -207,24 +208,33 @@ def main(argv=None):
     p.add_argument("--baseline", default=None,
                    help="also time the jaxdml found at this checkout (its defaults, fresh process)")
     p.add_argument("--out", default=None)
+    p.add_argument("--update-docs", action="store_true",
+                   help="write the tables into docs/benchmarks/latency.md (block small-latency)")
     args = p.parse_args(argv)
     if args.worker:
         worker(*args.worker)
         return
+    if args.update_docs:  # the page's block must exist before the run, not after it
+        update_docs_page("latency", "small-latency", None)
     data_dir = os.path.abspath(args.data)
-    runs = []
+    runs, tables = [], []
     for rep in range(args.repeat):
         rows = _ratios(_rows(args.datasets, data_dir, args.extra, args.timeout, args.baseline))
         for r in rows:
             r["repeat"] = rep
         runs.extend(rows)
         print(f"\n### run {rep + 1} of {args.repeat}\n")
-        print(markdown_table(rows, [
+        tables.append(markdown_table(rows, [
             ("dataset", "data", ""), ("method", "method", ""), ("library", "library", ""),
             ("process", "process", ""), ("fit_s", "10-fold fit s", ".2f"), ("compile_s", "compile s", ".2f"),
             ("run_s", "run s", ".2f"), ("ratio", "ratio", ".2f"), ("target", "target", ".0f"),
-            ("accuracy", "3-NN acc", ".4f"), ("cache_hits", "cache hits", "d"), ("exec_cache_hits", "exec hits", "d"), ("status", "status", ""),
+            ("accuracy", "3-NN acc", ".4f"), ("cache_hits", "cache hits", "d"), ("exec_cache_hits", "exec hits", "d"),
+            ("status", "status", ""),
         ]))
+        print(tables[-1])
+    if args.update_docs:
+        update_docs_page("latency", "small-latency", page_head(machine()) + "".join(
+            f"\n\nRun {i + 1} of {len(tables)}:\n\n{t}" for i, t in enumerate(tables)))
     if args.out:
         import platform
 

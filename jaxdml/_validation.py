@@ -43,6 +43,7 @@ class Interval:
     closed: str = "both"  # "both", "left", "right", "neither"
 
     def is_satisfied_by(self, value) -> bool:
+        """Whether ``value`` is of the interval's type and inside it."""
         if isinstance(value, bool) or not isinstance(value, self.kind):
             return False
         if isinstance(value, numbers.Real) and not np.isfinite(value):
@@ -76,6 +77,7 @@ class Options:
         object.__setattr__(self, "values", frozenset(values))
 
     def is_satisfied_by(self, value) -> bool:
+        """Whether ``value`` is one of the options."""
         if isinstance(value, (bool, np.bool_)) and not any(isinstance(v, bool) for v in self.values):
             return False  # True == 1 and False == 0: a flag is not a numeric option
         try:

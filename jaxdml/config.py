@@ -36,6 +36,7 @@ def set_memory_budget(nbytes: int) -> None:
 
 
 def get_memory_budget() -> int:
+    """The memory budget of blockwise pairwise computations, in bytes (see :func:`set_memory_budget`)."""
     return _STATE["budget"]
 
 
@@ -71,6 +72,7 @@ def set_matmul_precision(precision: str) -> None:
 
 
 def get_matmul_precision() -> str:
+    """The precision of the metric views' matrix products (see :func:`set_matmul_precision`)."""
     return _STATE["precision"]
 
 

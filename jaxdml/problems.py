@@ -69,10 +69,12 @@ class LabeledProblem(NamedTuple):
 
     @property
     def n_classes(self) -> int:
+        """Number of classes (the length of ``class_counts``)."""
         return self.class_counts.shape[0]
 
     @property
     def n_valid(self):
+        """Number of real (unpadded) samples: the sum of ``sample_mask``."""
         return jnp.sum(self.sample_mask)
 
 

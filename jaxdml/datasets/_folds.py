@@ -110,18 +110,22 @@ class Folds(NamedTuple):
 
     @property
     def n_features(self) -> int:
+        """Number of features (the length of ``feature_names``)."""
         return len(self.feature_names)
 
     @property
     def n_classes(self) -> int:
+        """Number of classes (the length of ``classes``)."""
         return len(self.classes)
 
     @property
     def n_samples(self) -> int:
+        """Number of rows over all test folds (each row once for a partition)."""
         return sum(len(f[3]) for f in self.folds)
 
     @property
     def max_train_size(self) -> int:
+        """Number of rows of the largest training fold."""
         return max(len(f[1]) for f in self.folds)
 
 

@@ -1,5 +1,8 @@
 """Reproduce the tutorial's experiments (Section 5) on KEEL folds.
 
+The doctests skip this example: ten folds of every algorithm of the basic experiment take minutes, and it
+writes its tables to ``results/``.
+
 >>> from jaxdml.experiments import run_experiment            # doctest: +SKIP
 >>> res = run_experiment("basic", datasets=["iris", "wine"], k=3, out_dir="results")  # doctest: +SKIP
 >>> print(res.table("test").to_markdown())                   # doctest: +SKIP

@@ -65,6 +65,7 @@ class SignTestResult(NamedTuple):
 
     @property
     def probabilities(self) -> tuple:
+        """``(p_first, p_rope, p_second)``: the posterior probabilities of the three regions."""
         return (self.p_first, self.p_rope, self.p_second)
 
     def __str__(self) -> str:

@@ -99,6 +99,7 @@ class ResultCache:
         self.root = None if root is None else Path(root)
 
     def path(self, experiment: str, dataset: str, algorithm: str, fold: int) -> Optional[Path]:
+        """The file of one fold's record (``None`` when the cache is off)."""
         if self.root is None:
             return None
         return self.root / _slug(experiment) / _slug(dataset) / _slug(algorithm) / f"fold-{fold:02d}.json"
@@ -118,6 +119,7 @@ class ResultCache:
         return rec
 
     def store(self, record: dict) -> None:
+        """Write a fold's record to its file (nothing when the cache is off)."""
         p = self.path(record["experiment"], record["dataset"], record["cache_key"], record["fold"])
         if p is None:
             return

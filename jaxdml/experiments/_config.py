@@ -87,6 +87,7 @@ class Algorithm:
                                params=self.params, classifier=list(self.classifier)), sort_keys=True)
 
     def with_params(self, **params) -> "Algorithm":
+        """A copy with ``params`` added to (or replacing) the estimator's parameters."""
         return Algorithm(self.label, self.method, self.estimator, {**self.params, **params},
                          self.classifier, self.max_components)
 
@@ -187,6 +188,7 @@ EXPERIMENTS = {
 
 
 def get_experiment(name: str) -> Experiment:
+    """The experiment called ``name`` (one of :data:`EXPERIMENTS`); a ``ValueError`` lists them otherwise."""
     try:
         return EXPERIMENTS[name]
     except KeyError:

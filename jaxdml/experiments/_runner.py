@@ -53,6 +53,8 @@ class ExperimentResult:
     wall_time: float = 0.0
 
     def table(self, split: str = "test", dataset: Optional[str] = None) -> Table:
+        """The table of ``split`` (``"test"`` or ``"train"``); with ``dataset``, that data set's table of
+        the dimension experiment."""
         end = f"-{split}" if dataset is None else f"-{DIM_TABLE_NAMES.get(dataset, dataset)}-{split}"
         for name, t in self.tables.items():
             if name.endswith(end):
@@ -60,6 +62,7 @@ class ExperimentResult:
         raise KeyError(f"no {split!r} table{' for ' + dataset if dataset else ''}; have {list(self.tables)}")
 
     def failures(self) -> list:
+        """The per-fold records whose algorithm failed or was unavailable."""
         return [r for r in self.records if r["status"] in ("failed", "unavailable")]
 
 

@@ -72,6 +72,7 @@ class Table:
 
     # ----------------------------------------------------------------- summaries
     def avg_score(self) -> np.ndarray:
+        """Each column's mean over the data sets (missing cells left out)."""
         with np.errstate(invalid="ignore"):
             ok = ~np.isnan(self.values)
             s = np.where(ok, self.values, 0.0).sum(0)
@@ -79,9 +80,11 @@ class Table:
             return np.where(n > 0, s / np.maximum(n, 1), np.nan)
 
     def ranks(self) -> np.ndarray:
+        """Each row's ranks of the columns (1 is the best score; ties share the mean rank)."""
         return rank_scores(self.values) if len(self.rows) else np.zeros((0, len(self.columns)))
 
     def avg_ranking(self) -> np.ndarray:
+        """Each column's mean rank over the data sets."""
         return self.ranks().mean(0) if len(self.rows) else np.full(len(self.columns), np.nan)
 
     def column(self, name: str) -> np.ndarray:
@@ -107,6 +110,8 @@ class Table:
 
     # ----------------------------------------------------------------- writers
     def to_csv(self, path=None) -> str:
+        """The table as CSV text (with the ``AVG SCORE`` and ``AVG RANKING`` rows when ``summary``); also
+        written to ``path`` when given."""
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
         w.writerow(["", *self.columns])

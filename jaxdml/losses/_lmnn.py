@@ -130,7 +130,7 @@ def lmnn_pairs(L, problem, *, pair_anchor, pair_impostor, pair_mask, mu=0.5, mar
     refreshes of ``A`` it is the active-set objective of Weinberger & Saul (2009, Section 5).
     ``pair_diff`` (optional, ``X[pair_anchor] - X[pair_impostor]``) saves the row gathers when the
     same set is evaluated many times.
-    Memory is O(N k + |A|), processed in blocks of pairs; no N x N array is formed. The gradient
+    Memory is O(N k + ``|A|``), processed in blocks of pairs; no N x N array is formed. The gradient
     is the closed form ``2 L G`` (``G``: the weighted scatter of target and active-impostor
     differences), carried by a surrogate term, so the function supports ``jax.grad`` /
     ``value_and_grad`` (first order only, not ``jax.hessian``).

@@ -37,7 +37,12 @@ def scml_objective(w, P, iab, ian, beta, mask=None):
 
 
 class SCMLState(NamedTuple):
-    """``w`` (the best iterate by the full objective), its objective, blocks run, convergence."""
+    """Result of :func:`scml_rda`.
+
+    ``w`` is the best iterate by the full objective, ``best`` its objective, ``n_iter`` the blocks run,
+    ``converged`` the convergence flag and ``history`` the objective at ``w = 0`` and after each block (NaN
+    after the last one run).
+    """
 
     w: jax.Array
     best: jax.Array
@@ -53,7 +58,7 @@ def _pair_projections(V, B, idx):
 
 def scml_streamed_objective(w, V, B, iab, ian, beta, mask):
     """:func:`scml_objective` without ``P``: ``P w`` is the squared distance of each pair under
-    ``M = B^T diag(w) B``, ``(V M) . V`` row by row (memory linear in the number of pairs)."""
+    ``M = B^T diag(w) B``, the row sums of ``(V M) * V`` (memory linear in the number of pairs)."""
     M = (B.T * w) @ B
     Pw = jnp.sum((V @ M) * V, axis=1)
     hinge = jnp.maximum(1.0 + Pw[iab] - Pw[ian], 0.0)

@@ -92,10 +92,12 @@ class FittedMetric:
 
     @property
     def n_components(self) -> int:
+        """Number of rows of ``L``: the dimension of the embedding."""
         return self.L.shape[0]
 
     @property
     def n_features(self) -> int:
+        """Number of input features: the columns of ``L``."""
         return self.L.shape[1]
 
     def transform(self, X) -> np.ndarray:
@@ -153,19 +155,23 @@ class KernelFittedMetric(FittedMetric):
 
     @property
     def A(self) -> np.ndarray:
+        """The coefficients on the training rows: ``L`` (n_components, n_fit), metric-learn's name."""
         return self.L
 
     @property
     def n_features(self) -> int:
+        """Number of input features: the columns of ``X_fit``."""
         return self.X_fit.shape[1]
 
     def kernel_columns(self, X) -> np.ndarray:
+        """The kernel between the rows of ``X`` and the training rows: ``K(X, X_fit)``, (n, n_fit)."""
         from ..kernels import kernel_matrix
 
         X = self._prepare(X, np.float64)
         return kernel_matrix(X, self.X_fit, kernel=self.kernel, **self.kernel_params)
 
     def transform(self, X) -> np.ndarray:
+        """Embed ``X``: ``K(X, X_fit) @ L.T``."""
         return self.kernel_columns(X) @ self.L.T
 
 

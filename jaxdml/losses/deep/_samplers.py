@@ -122,6 +122,7 @@ class PKSampler:
 
     @property
     def batch_size(self) -> int:
+        """Rows per batch: ``p * k``."""
         return self.p * self.k
 
     def __len__(self) -> int:
