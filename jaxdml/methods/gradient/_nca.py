@@ -17,22 +17,10 @@ from ..core._record import LossSpec
 
 __all__ = ["NCA", "NCA_METHOD", "NCA_LARGE_N"]
 
-# NCA: full-batch L-BFGS on the exact (blockwise, memory-bounded) objective, 100 iterations, and a
-# Frobenius penalty reg=1e-4, chosen on the tuning half of benchmarks/defaults_split.json
-# (benchmarks/PROTOCOL.md, rounds 1 and 2) on training folds of at most 1000 rows. Above
-# NCA_LARGE_N samples, 1000 minibatch Adam steps of 256 anchors against 1024 sampled rows (round 4,
-# the full-size tier): at 4500 rows the converged penalised L-BFGS optimum is below scikit-learn's
-# NCA (the penalty that suits 150-row data is too strong there) and at 18000 rows each exact step
-# costs O(N^2 d) (87 s a fit); the minibatch path is at or above both in a few seconds, and its cost
-# does not grow with N (batch_size applies to first-order optimizers only). On that path the
-# default penalty is 0 (round 6): Adam's fixed budget of 1000 steps of 0.02 already bounds how far
-# L grows, and the penalty kept the map short of scikit-learn's unpenalised fit (page-blocks 0.9588
-# -> 0.9691 on whole training folds, scikit-learn 0.9679). Its initial map is scaled to the data (round 16,
-# :func:`neighbour_scale`): rows in a tiny range (eeg-eye-state) otherwise left Adam's fixed steps short of the
-# NCA term's scale (-18.8 points against Euclidean on all rows; +0.7 with the scaled start).
-# The penalty's log-determinant term (round 15) follows reg ("auto": logdet = reg, the LogDet divergence
-# to the range-scaled Euclidean metric): it keeps the directions the NCA term does not use at unit length
-# (the Frobenius term alone shrank them to zero: iris rank 2 of 4).
+# NCA's defaults (each chosen by a round of benchmarks/PROTOCOL.md, which holds the numbers): up to
+# NCA_LARGE_N rows, full-batch L-BFGS on the exact objective, 100 iterations, reg = 1e-4 with logdet = reg
+# (rounds 1, 2 and 15); above, 1000 minibatch Adam steps of 256 anchors against 1024 sampled rows, reg = 0,
+# from an initial map scaled by :func:`neighbour_scale` (rounds 4, 6 and 16).
 NCA_LARGE_N = 2000
 NCA_REG = 1e-4
 
