@@ -46,6 +46,7 @@ from ._proxies import proxy_anchor, proxy_nca
 from ._reducers import avg_non_zero, class_weighted, divisor, per_anchor, threshold
 from ._samplers import PKSampler
 from ._softmax import angular_margin, arcface, cosface, sphereface
+from ._structured import angular_loss, generalized_lifted_structure, instance_loss, tuplet_margin
 from ._triplets import triplet_margin
 from ._tuples import Pairs, Triplets, all_pairs, all_triplets
 
@@ -53,7 +54,8 @@ __all__ = [
     # losses
     "contrastive", "triplet_margin", "lifted_structure", "ntxent", "infonce", "npair", "supervised_contrastive",
     "multi_similarity", "circle", "margin_loss", "proxy_nca", "proxy_anchor", "angular_margin", "arcface",
-    "cosface", "sphereface", "nca", "lmnn",
+    "cosface", "sphereface", "nca", "lmnn", "generalized_lifted_structure", "tuplet_margin", "angular_loss",
+    "instance_loss",
     # miners and tuples
     "batch_hard", "batch_all", "semi_hard", "multi_similarity_pairs", "pair_margin", "Pairs", "Triplets",
     "all_pairs", "all_triplets",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
 
 from ._base import (apply_map, check_batch, check_distance, check_real, check_reduction, dense, dissimilarity,
                     label_pairs, paired, reduce)
@@ -11,8 +12,8 @@ from ._tuples import Triplets, check_tuples
 __all__ = ["triplet_margin"]
 
 
-def triplet_margin(embeddings, labels=None, *, margin=0.2, soft=False, distance="euclidean", L=None, triplets=None,
-                   miner=None, mask=None, reduction="mean"):
+def triplet_margin(embeddings, labels=None, *, margin=0.2, soft=False, swap=False, distance="euclidean", L=None,
+                   triplets=None, miner=None, mask=None, reduction="mean"):
     r"""Triplet margin loss: each anchor closer to its positive than to its negative by a margin.
 
     .. math::
@@ -37,6 +38,9 @@ def triplet_margin(embeddings, labels=None, *, margin=0.2, soft=False, distance=
     margin : float, default=0.2
     soft : bool, default=False
         The soft-plus form instead of the hinge.
+    swap : bool, default=False
+        The anchor swap of Balntas et al.: the negative's distance is the smaller of :math:`d(a, n)` and
+        :math:`d(p, n)` (the larger similarity), so the harder of the two rows is pushed away.
     distance : {"euclidean", "sq_euclidean", "cosine", "dot"}, default="euclidean"
     L : (k, d) array, optional
         A learned linear map applied first (Mahalanobis distances).
@@ -59,7 +63,11 @@ def triplet_margin(embeddings, labels=None, *, margin=0.2, soft=False, distance=
     Clustering. CVPR 2015.
     A. Hermans, L. Beyer, B. Leibe. In Defense of the Triplet Loss for Person Re-Identification.
     arXiv:1703.07737, 2017.
+    V. Balntas, E. Riba, D. Ponsa, K. Mikolajczyk. Learning local feature descriptors with triplets and
+    shallow convolutional neural networks. BMVC 2016 (the anchor swap).
     """
+    if not isinstance(swap, bool):
+        raise TypeError(f"swap must be True or False; got {swap!r}.")
     check_reduction(reduction)
     check_real("margin", margin, low=0.0, strict=False)
     kind = check_distance(distance)
@@ -73,15 +81,18 @@ def triplet_margin(embeddings, labels=None, *, margin=0.2, soft=False, distance=
     if triplets is None:
         D = dissimilarity(dense(Zm, Zm, kind, valid), kind)
         pos, neg = label_pairs(y, valid)
-        terms = f(margin + D[:, :, None] - D[:, None, :])
+        d_an = jnp.minimum(D[:, None, :], D[None, :, :]) if swap else D[:, None, :]  # [a, p, n]: d(p, n) = D[p, n]
+        terms = f(margin + D[:, :, None] - d_an)
         return reduce(terms, (pos[:, :, None] & neg[:, None, :]).astype(Zm.dtype), reduction)
     t = check_tuples(triplets, (Triplets,), Z.shape[0], "triplets")
     a, p, n = t.anchor, t.positive, t.negative
     if a.shape[0] <= Z.shape[0]:  # few triplets (batch-hard): from the differences of their rows
         d_ap = dissimilarity(paired(Zm[a], Zm[p], kind), kind)
         d_an = dissimilarity(paired(Zm[a], Zm[n], kind), kind)
+        if swap:
+            d_an = jnp.minimum(d_an, dissimilarity(paired(Zm[p], Zm[n], kind), kind))
     else:  # many (semi-hard: B^2 slots): entries of the dense matrix, not B^2 gathered rows
         D = dissimilarity(dense(Zm, Zm, kind, valid), kind)
-        d_ap, d_an = D[a, p], D[a, n]
+        d_ap, d_an = D[a, p], (jnp.minimum(D[a, n], D[p, n]) if swap else D[a, n])
     ok = (t.mask > 0) & valid[a] & valid[p] & valid[n]
     return reduce(f(margin + d_ap - d_an), ok.astype(Zm.dtype), reduction)
