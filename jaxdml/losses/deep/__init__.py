@@ -43,6 +43,7 @@ from ._infonce import infonce, npair, ntxent, supervised_contrastive
 from ._miners import batch_all, batch_hard, multi_similarity_pairs, pair_margin, semi_hard
 from ._pairs import circle, contrastive, lifted_structure, margin_loss, multi_similarity
 from ._proxies import proxy_anchor, proxy_nca
+from ._ranking import fast_ap, smooth_ap
 from ._reducers import avg_non_zero, class_weighted, divisor, per_anchor, threshold
 from ._samplers import PKSampler
 from ._softmax import angular_margin, arcface, cosface, sphereface
@@ -55,7 +56,7 @@ __all__ = [
     "contrastive", "triplet_margin", "lifted_structure", "ntxent", "infonce", "npair", "supervised_contrastive",
     "multi_similarity", "circle", "margin_loss", "proxy_nca", "proxy_anchor", "angular_margin", "arcface",
     "cosface", "sphereface", "nca", "lmnn", "generalized_lifted_structure", "tuplet_margin", "angular_loss",
-    "instance_loss",
+    "instance_loss", "fast_ap", "smooth_ap",
     # miners and tuples
     "batch_hard", "batch_all", "semi_hard", "multi_similarity_pairs", "pair_margin", "Pairs", "Triplets",
     "all_pairs", "all_triplets",
