@@ -20,7 +20,8 @@ def _unit(v):
 
 
 def _cos(a, b):
-    return float(sum(x * y for x, y in zip(_unit(a), _unit(b))))
+    """The cosine, clipped to [-1, 1] (rounding may put equal rows' cosine just above 1)."""
+    return min(max(float(sum(x * y for x, y in zip(_unit(a), _unit(b)))), -1.0), 1.0)
 
 
 def _lse(xs):
@@ -59,7 +60,7 @@ def tuplet_margin(Z, y, rows, margin, scale):
     terms = []
     for a in rows:
         for p in _positives(y, rows, a):
-            pos = math.cos(math.acos(min(max(_cos(Z[a], Z[p]), -1.0), 1.0)) - margin)
+            pos = math.cos(math.acos(_cos(Z[a], Z[p])) - margin)
             terms.append(math.log(1 + sum(math.exp(scale * (_cos(Z[a], Z[n]) - pos)) for n in _negatives(y, rows, a))))
     return _mean(terms)
 

@@ -38,6 +38,7 @@ True
 """
 
 from ._base import DISTANCES, pairwise
+from ._centers import large_margin_softmax, soft_triple, subcenter_arcface
 from ._classic import lmnn, nca
 from ._infonce import infonce, npair, ntxent, supervised_contrastive
 from ._miners import batch_all, batch_hard, multi_similarity_pairs, pair_margin, semi_hard
@@ -56,7 +57,7 @@ __all__ = [
     "contrastive", "triplet_margin", "lifted_structure", "ntxent", "infonce", "npair", "supervised_contrastive",
     "multi_similarity", "circle", "margin_loss", "proxy_nca", "proxy_anchor", "angular_margin", "arcface",
     "cosface", "sphereface", "nca", "lmnn", "generalized_lifted_structure", "tuplet_margin", "angular_loss",
-    "instance_loss", "fast_ap", "smooth_ap",
+    "instance_loss", "fast_ap", "smooth_ap", "subcenter_arcface", "soft_triple", "large_margin_softmax",
     # miners and tuples
     "batch_hard", "batch_all", "semi_hard", "multi_similarity_pairs", "pair_margin", "Pairs", "Triplets",
     "all_pairs", "all_triplets",
