@@ -46,7 +46,9 @@ from ._pairs import circle, contrastive, lifted_structure, margin_loss, multi_si
 from ._proxies import proxy_anchor, proxy_nca
 from ._ranking import fast_ap, smooth_ap
 from ._reducers import avg_non_zero, class_weighted, divisor, per_anchor, threshold
+from ._regularizers import center_invariant, lp_regularizer, regular_face, zero_mean
 from ._samplers import PKSampler
+from ._selfsup import vicreg
 from ._softmax import angular_margin, arcface, cosface, sphereface
 from ._structured import angular_loss, generalized_lifted_structure, instance_loss, tuplet_margin
 from ._triplets import triplet_margin
@@ -57,7 +59,9 @@ __all__ = [
     "contrastive", "triplet_margin", "lifted_structure", "ntxent", "infonce", "npair", "supervised_contrastive",
     "multi_similarity", "circle", "margin_loss", "proxy_nca", "proxy_anchor", "angular_margin", "arcface",
     "cosface", "sphereface", "nca", "lmnn", "generalized_lifted_structure", "tuplet_margin", "angular_loss",
-    "instance_loss", "fast_ap", "smooth_ap", "subcenter_arcface", "soft_triple", "large_margin_softmax",
+    "instance_loss", "fast_ap", "smooth_ap", "subcenter_arcface", "soft_triple", "large_margin_softmax", "vicreg",
+    # regularizers
+    "lp_regularizer", "zero_mean", "center_invariant", "regular_face",
     # miners and tuples
     "batch_hard", "batch_all", "semi_hard", "multi_similarity_pairs", "pair_margin", "Pairs", "Triplets",
     "all_pairs", "all_triplets",
