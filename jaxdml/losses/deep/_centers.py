@@ -50,8 +50,8 @@ def subcenter_arcface(embeddings, labels, centres, *, scale=64.0, margin=0.5, L=
         + \sum_{j \ne y_i} e^{\,s \cos\theta_{ij}}}
 
     with :math:`\psi(\theta) = \cos(\theta + m)`, extended monotonically beyond :math:`\pi - m` as in
-    :func:`arcface` (``K = 1`` is :func:`arcface`). PML's ``SubCenterArcFaceLoss`` takes the margin in
-    degrees (28.6, i.e. 0.5 rad).
+    :func:`arcface` (``K = 1`` is :func:`arcface`). The default margin is the paper's 0.5 rad; PML's
+    ``SubCenterArcFaceLoss`` takes it in degrees, default 28.6 (``margin=math.radians(28.6)``, 0.4992 rad).
 
     Parameters
     ----------

@@ -78,9 +78,10 @@ def tuplet_margin(embeddings, labels=None, *, margin=0.1, scale=64.0, L=None, pa
         \qquad \mathcal{L} = \frac{1}{|\mathcal{P}|} \sum_{(a, p) \in \mathcal{P}} \ell_{ap}
 
     with :math:`\theta` the angle between rows (cosine similarity) and :math:`\beta` the slack
-    margin in radians (PML's default 5.73 degrees is 0.1 rad). With ``pairs``/``miner``, the positive
-    pairs and each anchor's negative pairs are the given ones. The positive's angle comes from
-    ``arccos`` of its cosine clipped to :math:`[-1 + \epsilon, 1 - \epsilon]` (finite gradients).
+    margin in radians (PML's ``TupletMarginLoss`` takes degrees, default 5.73, i.e. 0.1 rad). With
+    ``pairs``/``miner``, the positive pairs and each anchor's negative pairs are the given ones. The
+    positive's angle comes from ``arccos`` of its cosine clipped to :math:`[-1 + \epsilon, 1 - \epsilon]`
+    (finite gradients).
 
     Parameters
     ----------
@@ -119,7 +120,9 @@ def angular_loss(embeddings, labels=None, *, alpha=FORTY_DEGREES, L=None, pairs=
 
     on unit-normalised rows (after ``L``), averaged over the positive pairs :math:`(a, p)`: every
     positive pair of the batch, or the positive pairs of ``pairs``/``miner``; the negatives are every
-    real row of another class (as PML's ``AngularLoss``), so labels are required.
+    real row of another class (as PML's ``AngularLoss``), so labels are required. PML normalises the
+    anchor and the positive but not the negative :math:`x_n`: its value is this one on unit-norm
+    embeddings (its gradient still differs there, by the normalisation's projection).
 
     Parameters
     ----------
