@@ -119,13 +119,13 @@ def fast_ap(Z, y, rows, num_bins):
     return _mean(terms)
 
 
-def smooth_ap(Z, y, rows, tau):
+def smooth_ap(Z, y, rows, tau, include_anchor=False):
     terms = []
     for a in rows:
-        P = _positives(y, rows, a)
+        P = _positives(y, rows, a) + ([a] if include_anchor else [])
         if not P:
             continue
-        s = {j: _cos(Z[a], Z[j]) for j in rows if j != a}
+        s = {j: _cos(Z[a], Z[j]) for j in rows if j != a or include_anchor}
 
         def sig(x):
             return 1 / (1 + math.exp(-x / tau))

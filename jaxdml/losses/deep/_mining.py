@@ -207,7 +207,9 @@ def distance_weighted(embeddings, labels, *, key, cutoff=0.5, nonzero_loss_cutof
     negative :math:`j` of anchor :math:`a` is drawn with probability proportional to
     :math:`q(\max(d_{aj}, c))^{-1}` (``cutoff`` :math:`c` bounds the weight of very close negatives), and
     0 when :math:`d_{aj} \ge` ``nonzero_loss_cutoff`` (the negative would give no loss) - Wu et al.'s
-    sampler, the partner of :func:`margin_loss`, with PML's ``DistanceWeightedMiner`` defaults.
+    sampler, the partner of :func:`margin_loss`, with PML's ``DistanceWeightedMiner`` defaults and
+    weights. Every positive pair is kept (PML draws each anchor's positives at random too, as many as
+    its class has rows, with replacement).
 
     Parameters
     ----------

@@ -70,7 +70,7 @@ def fast_ap(embeddings, labels, *, num_bins=10, L=None, mask=None, reduction="me
     return reduce(terms, has.astype(D.dtype), reduction)
 
 
-def smooth_ap(embeddings, labels, *, temperature=0.01, L=None, mask=None, reduction="mean"):
+def smooth_ap(embeddings, labels, *, temperature=0.01, include_anchor=False, L=None, mask=None, reduction="mean"):
     r"""Smooth-AP: average precision with each rank's indicator replaced by a sigmoid.
 
     With :math:`s` the cosine similarity, :math:`\mathcal{P}_a` the anchor's positives and
@@ -84,13 +84,17 @@ def smooth_ap(embeddings, labels, *, temperature=0.01, L=None, mask=None, reduct
         \qquad \ell_a = 1 - \mathrm{AP}_a
 
     (the paper's Eq. 11, with :math:`\sigma` the logistic function and :math:`\tau` the temperature;
-    as :math:`\tau \to 0` it is the exact AP of the ranking). Memory O(B^3).
+    as :math:`\tau \to 0` it is the exact AP of the ranking). With ``include_anchor`` the anchor is one of
+    its own positives and of the ranked rows (:math:`\mathcal{P}_a \cup \{a\}`, :math:`\Omega_a \cup
+    \{a\}`; every real row then has a term), the convention of the authors' released code and of PML's
+    ``SmoothAPLoss`` (which also needs class-balanced batches sorted by class). Memory O(B^3).
 
     Parameters
     ----------
     embeddings : (B, d) array
     labels : (B,) int array
     temperature : float, default=0.01
+    include_anchor : bool, default=False
     L : (k, d) array, optional
     mask : (B,) bool array, optional
     reduction : {"mean", "sum", "none"} or a reducer, default="mean"
@@ -103,11 +107,15 @@ def smooth_ap(embeddings, labels, *, temperature=0.01, L=None, mask=None, reduct
     """
     check_reduction(reduction)
     check_real("temperature", temperature, low=0.0)
+    if not isinstance(include_anchor, bool):
+        raise TypeError(f"include_anchor must be True or False; got {include_anchor!r}.")
     Z, y, valid = check_batch(embeddings, labels, mask)
     Zm = apply_map(Z, L)
     S = dense(Zm, Zm, "cosine")
     pos, neg = label_pairs(y, valid)
-    others = pos | neg  # every other real row of the anchor
+    if include_anchor:
+        pos = pos | (jnp.eye(S.shape[0], dtype=bool) & valid[:, None])
+    others = pos | neg  # every other real row of the anchor (and the anchor itself with include_anchor)
     sig = jax.nn.sigmoid((S[:, None, :] - S[:, :, None]) / temperature)  # [a, p, k]
     not_p = ~jnp.eye(S.shape[0], dtype=bool)[None, :, :]  # k != p
     rank_pos = 1.0 + jnp.sum(jnp.where(pos[:, None, :] & not_p, sig, 0.0), axis=2)
