@@ -23,14 +23,17 @@ TRIPLET_KINDS = ("all", "hard", "semihard", "easy")
 STRATEGIES = ("easy", "semihard", "hard", "all")
 
 
+def _check_size(size):
+    if size is not None and (isinstance(size, bool) or not isinstance(size, numbers.Integral) or size < 1):
+        raise ValueError(f"size must be a positive int (number of triplet slots); got {size!r}.")
+
+
 def _pack(keep, size):
     """Triplets of the (B, B, B) grid where ``keep``: the whole grid, or the first ``size`` kept ones."""
     n = keep.shape[0]
     if size is None:
         a, p, q = grid(n, 3)
         return Triplets(a, p, q, keep.reshape(-1))
-    if isinstance(size, bool) or not isinstance(size, numbers.Integral) or size < 1:
-        raise ValueError(f"size must be a positive int (number of triplet slots); got {size!r}.")
     (flat,) = jnp.nonzero(keep.reshape(-1), size=int(size), fill_value=0)
     a, rest = jnp.divmod(flat, n * n)
     p, q = jnp.divmod(rest, n)
@@ -71,6 +74,7 @@ def triplet_margin_miner(embeddings, labels, *, margin=0.2, kind="all", size=Non
     """
     check_real("margin", margin)
     check_choice("kind", kind, TRIPLET_KINDS)
+    _check_size(size)
     D, _, pos, neg, _ = _batch(embeddings, labels, distance, L, mask)
     t = D[:, None, :] - D[:, :, None]  # [a, p, n]: d(a, n) - d(a, p)
     if kind == "easy":

@@ -49,14 +49,18 @@ def test_triplet_margin_miner_packs_and_feeds_the_loss(Z, x64):
     """With ``size`` the kept triplets come first in grid order, the first ``size`` of them if there are
     more; every semi-hard triplet in the triplet loss is the reference loss on them."""
     y, z = jnp.asarray(Y), jnp.asarray(Z)
-    grid = deep.triplet_margin_miner(z, y, kind="semihard", margin=0.3)
+
+    def mine(size=None):
+        return jax.jit(lambda z: deep.triplet_margin_miner(z, y, kind="semihard", margin=0.3, size=size))(z)
+
+    grid = mine()
     want = sorted(_triplet_set(grid), key=lambda t: (t[0] * N + t[1]) * N + t[2])
-    big = deep.triplet_margin_miner(z, y, kind="semihard", margin=0.3, size=len(want) + 5)
+    big = mine(len(want) + 5)
     assert _triplet_set(big) == set(want) and int(jnp.sum(big.mask)) == len(want)
-    small = deep.triplet_margin_miner(z, y, kind="semihard", margin=0.3, size=3)
+    small = mine(3)
     assert [tuple(int(v) for v in x) for x in zip(small.anchor, small.positive, small.negative)] == want[:3]
-    loss = deep.triplet_margin(z, y, margin=0.3, triplets=grid)
-    semi = deep.semi_hard(z, y, margin=0.3)  # one per positive pair, among every semi-hard triplet
+    loss = jax.jit(lambda z, t: deep.triplet_margin(z, y, margin=0.3, triplets=t))(z, grid)
+    semi = jax.jit(lambda z: deep.semi_hard(z, y, margin=0.3))(z)  # one per positive pair, among every semi-hard
     assert _triplet_set(semi) <= set(want)
     terms = [0.3 + np.linalg.norm(Z[a] - Z[p]) - np.linalg.norm(Z[a] - Z[n]) for a, p, n in want]
     np.testing.assert_allclose(float(loss), np.mean(terms), rtol=1e-10)
