@@ -56,24 +56,32 @@ def generalized_lifted(Z, y, rows, distance, mp, mn):
     return _mean(terms)
 
 
-def tuplet_margin(Z, y, rows, margin, scale):
+def _pos_pairs(y, rows, triplets):
+    """Positive pairs: every one of the batch, or the (a, p) of given triplets."""
+    if triplets is None:
+        return [(a, p) for a in rows for p in _positives(y, rows, a)]
+    return [(a, p) for a, p, _ in triplets]
+
+
+def tuplet_margin(Z, y, rows, margin, scale, triplets=None):
+    """``triplets``: mined (a, p, n); then the negatives of anchor a are the n of its triplets."""
     terms = []
-    for a in rows:
-        for p in _positives(y, rows, a):
-            pos = math.cos(math.acos(_cos(Z[a], Z[p])) - margin)
-            terms.append(math.log(1 + sum(math.exp(scale * (_cos(Z[a], Z[n]) - pos)) for n in _negatives(y, rows, a))))
+    for a, p in _pos_pairs(y, rows, triplets):
+        negs = _negatives(y, rows, a) if triplets is None else [n for b, _, n in triplets if b == a]
+        pos = math.cos(math.acos(_cos(Z[a], Z[p])) - margin)
+        terms.append(math.log(1 + sum(math.exp(scale * (_cos(Z[a], Z[n]) - pos)) for n in negs)))
     return _mean(terms)
 
 
-def angular(Z, y, rows, alpha):
+def angular(Z, y, rows, alpha, triplets=None):
+    """``triplets``: mined (a, p, n) give the positive pairs; the negatives are every row of another class."""
     t2 = math.tan(alpha) ** 2
     X = [_unit(z) for z in Z]
     terms = []
-    for a in rows:
-        for p in _positives(y, rows, a):
-            f = [4 * t2 * float(np.dot(X[a] + X[p], X[n])) - 2 * (1 + t2) * float(np.dot(X[a], X[p]))
-                 for n in _negatives(y, rows, a)]
-            terms.append(math.log(1 + sum(math.exp(v) for v in f)))
+    for a, p in _pos_pairs(y, rows, triplets):
+        f = [4 * t2 * float(np.dot(X[a] + X[p], X[n])) - 2 * (1 + t2) * float(np.dot(X[a], X[p]))
+             for n in _negatives(y, rows, a)]
+        terms.append(math.log(1 + sum(math.exp(v) for v in f)))
     return _mean(terms)
 
 

@@ -84,8 +84,8 @@ def test_defaults_follow_pml(x64):
 
 
 def test_mined_pairs_and_triplets(x64):
-    """Losses on mined tuples are the references on those tuples: triplet swap on batch-hard triplets;
-    the pair losses on all pairs given as Pairs equal the default."""
+    """Losses on mined tuples are the references on those tuples: triplet swap, tuplet margin and angular
+    on batch-hard triplets; the pair losses on all pairs given as Pairs equal the default."""
     Z, y = _data(), jnp.asarray(Y)
     t = jax.jit(deep.batch_hard)(jnp.asarray(Z), y)
     trip = [(int(a), int(p), int(n)) for a, p, n, m in zip(*t) if m]
@@ -93,6 +93,14 @@ def test_mined_pairs_and_triplets(x64):
     np.testing.assert_allclose(float(f(jnp.asarray(Z))), R.triplet_swap(Z, Y, ROWS, "euclidean", 0.2, trip), rtol=1e-10)
     grad_check(lambda z: deep.triplet_margin(z, y, swap=True, triplets=t),
                lambda z: R.triplet_swap(z, Y, ROWS, "euclidean", 0.2, trip), Z)
+    # batch-hard triplets as the tuplet margin's and the angular loss's tuples
+    for fn, ref in ((lambda z, **kw: deep.tuplet_margin(z, y, scale=8.0, **kw),
+                     lambda z: R.tuplet_margin(z, Y, ROWS, 0.1, 8.0, triplets=trip)),
+                    (lambda z, **kw: deep.angular_loss(z, y, **kw),
+                     lambda z: R.angular(z, Y, ROWS, math.radians(40), triplets=trip))):
+        np.testing.assert_allclose(float(jax.jit(lambda z: fn(z, pairs=t))(jnp.asarray(Z))), ref(Z),  # noqa: B023
+                                   rtol=1e-10)
+        grad_check(lambda z: fn(z, pairs=t), ref, Z)  # noqa: B023
     allp = deep.all_pairs(y)
     for fn in (deep.generalized_lifted_structure, deep.tuplet_margin, deep.angular_loss):
         np.testing.assert_allclose(float(jax.jit(lambda z: fn(z, y, pairs=allp))(jnp.asarray(Z))),
