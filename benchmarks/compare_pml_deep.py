@@ -1,9 +1,10 @@
 """jaxdml.losses.deep against pytorch-metric-learning (PML) on the same float64 batches: the further losses,
 miners and regularizers (generalized lifted structure, tuplet margin, angular, instance, FastAP,
 Smooth-AP, the triplet anchor swap, Sub-center ArcFace, SoftTriple, L-Softmax, VICReg; the margin-triplet
-and BatchEasyHard miners and the distance-weighted sampler's support; the Lp, zero-mean, centre-invariance
-and RegularFace regularizers). Values and gradients in the embeddings are compared; a miner's tuples as
-sets. Optional: needs ``torch`` and ``pytorch-metric-learning`` (in a separate environment), not a test.
+and BatchEasyHard miners, the distance-weighted sampler's support and draw frequencies; the Lp,
+zero-mean, centre-invariance and RegularFace regularizers). Values and gradients in the embeddings are
+compared; a miner's tuples as sets. Optional: needs ``torch`` and ``pytorch-metric-learning`` (in a
+separate environment); not a test.
 
 PML's conventions are applied where they differ from the papers' defaults: its distances normalise the
 rows unless told otherwise (``LpDistance(normalize_embeddings=False)`` here), its angles are in degrees,
@@ -34,7 +35,6 @@ except ImportError:  # pragma: no cover - optional
     sys.exit("compare_pml_deep needs torch and pytorch-metric-learning (pip install torch pytorch-metric-learning).")
 
 from jaxdml.losses import deep  # noqa: E402
-from jaxdml.losses.deep._mining import distance_weighted_log_weights  # noqa: E402
 
 torch.set_default_dtype(torch.float64)
 B, D, C = 24, 8, 4
@@ -118,10 +118,27 @@ def miner_cases(Z, y):
             out.append((f"BatchEasyHard {ps}/{ns}{' ranges' if pr else ''}",
                         set(zip(a.tolist(), p.tolist(), n.tolist())) == got))
     a, _, n = miners.DistanceWeightedMiner()(Zt, yt)
-    logw = np.asarray(distance_weighted_log_weights(Zj, yj))
-    out.append(("DistanceWeighted draws in jaxdml's support", all(np.isfinite(logw[i, j])
+    probs = np.asarray(deep.distance_weighted_probabilities(Zj, yj))
+    out.append(("DistanceWeighted draws in jaxdml's support", all(probs[i, j] > 0
                                                                   for i, j in zip(a.tolist(), n.tolist()))))
+    out.append(("DistanceWeighted draw frequencies (400 draws)", _frequencies_agree(Zt, yt, probs)))
     return out
+
+
+def _frequencies_agree(Zt, yt, probs, n_draws=400):
+    """PML's miner as a black box: each anchor's negatives over ``n_draws`` seeded calls, their frequencies
+    within 5 standard errors of jaxdml's probabilities."""
+    counts = np.zeros_like(probs)
+    for seed in range(n_draws):
+        torch.manual_seed(seed)
+        a, _, n = miners.DistanceWeightedMiner()(Zt, yt)
+        np.add.at(counts, (a.numpy(), n.numpy()), 1.0)
+    ok = True
+    for a in np.nonzero(counts.sum(axis=1))[0]:
+        total = counts[a].sum()
+        se = np.sqrt(probs[a] * (1 - probs[a]) / total)
+        ok &= bool(np.all(np.abs(counts[a] / total - probs[a]) <= 5 * se + 1e-12))
+    return ok
 
 
 def main():

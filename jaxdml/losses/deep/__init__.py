@@ -42,7 +42,7 @@ from ._centers import large_margin_softmax, soft_triple, subcenter_arcface
 from ._classic import lmnn, nca
 from ._infonce import infonce, npair, ntxent, supervised_contrastive
 from ._miners import batch_all, batch_hard, multi_similarity_pairs, pair_margin, semi_hard
-from ._mining import batch_easy_hard, distance_weighted, triplet_margin_miner
+from ._mining import batch_easy_hard, distance_weighted, distance_weighted_probabilities, triplet_margin_miner
 from ._pairs import circle, contrastive, lifted_structure, margin_loss, multi_similarity
 from ._proxies import proxy_anchor, proxy_nca
 from ._ranking import fast_ap, smooth_ap
@@ -65,7 +65,8 @@ __all__ = [
     "lp_regularizer", "zero_mean", "center_invariant", "regular_face",
     # miners and tuples
     "batch_hard", "batch_all", "semi_hard", "multi_similarity_pairs", "pair_margin", "triplet_margin_miner",
-    "batch_easy_hard", "distance_weighted", "Pairs", "Triplets", "all_pairs", "all_triplets",
+    "batch_easy_hard", "distance_weighted", "distance_weighted_probabilities", "Pairs", "Triplets", "all_pairs",
+    "all_triplets",
     # distances
     "pairwise", "DISTANCES",
     # batch sampling, reducers

@@ -17,7 +17,7 @@ from ._base import apply_map, check_batch, check_choice, check_real, dense, norm
 from ._miners import _batch
 from ._tuples import Pairs, Triplets, grid
 
-__all__ = ["triplet_margin_miner", "batch_easy_hard", "distance_weighted"]
+__all__ = ["triplet_margin_miner", "batch_easy_hard", "distance_weighted", "distance_weighted_probabilities"]
 
 TRIPLET_KINDS = ("all", "hard", "semihard", "easy")
 STRATEGIES = ("easy", "semihard", "hard", "all")
@@ -199,6 +199,16 @@ def distance_weighted_log_weights(embeddings, labels, *, cutoff=0.5, nonzero_los
     both = valid[:, None] & valid[None, :]
     ok = both & (y[:, None] != y[None, :]) & (d < nonzero_loss_cutoff) & jnp.isfinite(logw)
     return jnp.where(ok, logw, -jnp.inf)
+
+
+def distance_weighted_probabilities(embeddings, labels, *, cutoff=0.5, nonzero_loss_cutoff=1.4, L=None, mask=None):
+    """(B, B) probabilities with which :func:`distance_weighted` draws each row's negatives: row ``a`` is
+    :math:`q(\\max(d_{aj}, c))^{-1}` over its allowed negatives, normalised (PML's ``DistanceWeightedMiner``
+    weights); a row without an allowed negative is all zeros. Arguments as in :func:`distance_weighted`."""
+    logw = distance_weighted_log_weights(embeddings, labels, cutoff=cutoff, nonzero_loss_cutoff=nonzero_loss_cutoff,
+                                         L=L, mask=mask)
+    has = jnp.any(jnp.isfinite(logw), axis=1, keepdims=True)
+    return jnp.where(has, jax.nn.softmax(jnp.where(has, logw, 0.0), axis=1), 0.0)
 
 
 def distance_weighted(embeddings, labels, *, key, cutoff=0.5, nonzero_loss_cutoff=1.4, L=None, mask=None,
