@@ -50,16 +50,22 @@ True
 """
 
 from ._base import DISTANCES, pairwise
+from ._centers import large_margin_softmax, soft_triple, subcenter_arcface
 from ._classic import lmnn, nca
 from ._infonce import infonce, npair, ntxent, supervised_contrastive
 from ._memory import Memory, memory_init, memory_loss, memory_update
 from ._miners import batch_all, batch_hard, multi_similarity_pairs, pair_margin, semi_hard
+from ._mining import batch_easy_hard, distance_weighted, distance_weighted_probabilities, triplet_margin_miner
 from ._parallel import data_parallel
 from ._pairs import circle, contrastive, lifted_structure, margin_loss, multi_similarity
 from ._proxies import proxy_anchor, proxy_nca
+from ._ranking import fast_ap, smooth_ap
 from ._reducers import avg_non_zero, class_weighted, divisor, per_anchor, threshold
+from ._regularizers import center_invariant, lp_regularizer, regular_face, zero_mean
 from ._samplers import PKSampler
+from ._selfsup import vicreg
 from ._softmax import angular_margin, arcface, cosface, sphereface
+from ._structured import angular_loss, generalized_lifted_structure, instance_loss, tuplet_margin
 from ._triplets import triplet_margin
 from ._tuples import Pairs, Triplets, all_pairs, all_triplets
 
@@ -67,10 +73,14 @@ __all__ = [
     # losses
     "contrastive", "triplet_margin", "lifted_structure", "ntxent", "infonce", "npair", "supervised_contrastive",
     "multi_similarity", "circle", "margin_loss", "proxy_nca", "proxy_anchor", "angular_margin", "arcface",
-    "cosface", "sphereface", "nca", "lmnn",
+    "cosface", "sphereface", "nca", "lmnn", "generalized_lifted_structure", "tuplet_margin", "angular_loss",
+    "instance_loss", "fast_ap", "smooth_ap", "subcenter_arcface", "soft_triple", "large_margin_softmax", "vicreg",
+    # regularizers
+    "lp_regularizer", "zero_mean", "center_invariant", "regular_face",
     # miners and tuples
-    "batch_hard", "batch_all", "semi_hard", "multi_similarity_pairs", "pair_margin", "Pairs", "Triplets",
-    "all_pairs", "all_triplets",
+    "batch_hard", "batch_all", "semi_hard", "multi_similarity_pairs", "pair_margin", "triplet_margin_miner",
+    "batch_easy_hard", "distance_weighted", "distance_weighted_probabilities", "Pairs", "Triplets", "all_pairs",
+    "all_triplets",
     # distances
     "pairwise", "DISTANCES",
     # batch sampling, reducers

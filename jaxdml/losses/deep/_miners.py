@@ -146,6 +146,8 @@ def semi_hard(embeddings, labels, *, margin=0.2, distance="euclidean", L=None, m
     Triplets
         B * B slots, slot ``a * B + p`` for the positive pair ``(a, p)``; the mask is False where the
         pair is not positive or has no semi-hard negative. Ties in distance go to the lower row index.
+        Every semi-hard triplet (not one per positive pair): :func:`triplet_margin_miner` with
+        ``kind="semihard"``.
         Each anchor's negatives are sorted once and searched for every positive: O(B^2 log B) time,
         O(B^2) memory.
 

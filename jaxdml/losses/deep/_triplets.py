@@ -12,8 +12,8 @@ from ._tuples import Triplets, check_tuples
 __all__ = ["triplet_margin"]
 
 
-def triplet_margin(embeddings, labels=None, *, margin=0.2, soft=False, distance="euclidean", L=None, triplets=None,
-                   miner=None, mask=None, reduction="mean", ref_emb=None, ref_labels=None, ref_mask=None):
+def triplet_margin(embeddings, labels=None, *, margin=0.2, soft=False, swap=False, distance="euclidean", L=None,
+                   triplets=None, miner=None, mask=None, reduction="mean", ref_emb=None, ref_labels=None, ref_mask=None):
     r"""Triplet margin loss: each anchor closer to its positive than to its negative by a margin.
 
     .. math::
@@ -38,6 +38,9 @@ def triplet_margin(embeddings, labels=None, *, margin=0.2, soft=False, distance=
     margin : float, default=0.2
     soft : bool, default=False
         The soft-plus form instead of the hinge.
+    swap : bool, default=False
+        The anchor swap of Balntas et al.: the negative's distance is the smaller of :math:`d(a, n)` and
+        :math:`d(p, n)` (the larger similarity), so the harder of the two rows is pushed away.
     distance : {"euclidean", "sq_euclidean", "cosine", "dot"}, default="euclidean"
     L : (k, d) array, optional
         A learned linear map applied first (Mahalanobis distances).
@@ -63,7 +66,11 @@ def triplet_margin(embeddings, labels=None, *, margin=0.2, soft=False, distance=
     Clustering. CVPR 2015.
     A. Hermans, L. Beyer, B. Leibe. In Defense of the Triplet Loss for Person Re-Identification.
     arXiv:1703.07737, 2017.
+    V. Balntas, E. Riba, D. Ponsa, K. Mikolajczyk. Learning local feature descriptors with triplets and
+    shallow convolutional neural networks. BMVC 2016 (the anchor swap).
     """
+    if not isinstance(swap, bool):
+        raise TypeError(f"swap must be True or False; got {swap!r}.")
     check_reduction(reduction)
     check_real("margin", margin, low=0.0, strict=False)
     kind = check_distance(distance)
@@ -80,15 +87,26 @@ def triplet_margin(embeddings, labels=None, *, margin=0.2, soft=False, distance=
     if triplets is None:
         D = dissimilarity(dense(Zm, Rm, kind, r_valid), kind)
         pos, neg = label_masks(b)
-        terms = f(margin + D[:, :, None] - D[:, None, :])
+        # [a, p, n]: d(p, n) between two references (the batch's own rows without references)
+        d_an = jnp.minimum(D[:, None, :], _reference_dists(D, Rm, b, kind, r_valid)[None]) if swap else D[:, None, :]
+        terms = f(margin + D[:, :, None] - d_an)
         return reduce(terms, (pos[:, :, None] & neg[:, None, :]).astype(Zm.dtype), reduction)
     t = check_tuples(triplets, (Triplets,), Z.shape[0], "triplets", b.R.shape[0])
     a, p, n = t.anchor, t.positive, t.negative
     if a.shape[0] <= Z.shape[0]:  # few triplets (batch-hard): from the differences of their rows
         d_ap = dissimilarity(paired(Zm[a], Rm[p], kind), kind)
         d_an = dissimilarity(paired(Zm[a], Rm[n], kind), kind)
+        if swap:
+            d_an = jnp.minimum(d_an, dissimilarity(paired(Rm[p], Rm[n], kind), kind))
     else:  # many (semi-hard: B^2 slots): entries of the dense matrix, not B^2 gathered rows
         D = dissimilarity(dense(Zm, Rm, kind, r_valid), kind)
         d_ap, d_an = D[a, p], D[a, n]
+        if swap:
+            d_an = jnp.minimum(d_an, _reference_dists(D, Rm, b, kind, r_valid)[p, n])
     ok = (t.mask > 0) & b.rows[a, p] & b.rows[a, n]
     return reduce(f(margin + d_ap - d_an), ok.astype(Zm.dtype), reduction)
+
+
+def _reference_dists(D, Rm, b, kind, r_valid):
+    """The dissimilarities between the references (``D`` itself when the batch is its own reference set)."""
+    return dissimilarity(dense(Rm, Rm, kind, r_valid), kind) if b.has_ref else D
