@@ -142,6 +142,23 @@ def test_references_holding_the_queries_give_the_batch_loss(name, x64):
     np.testing.assert_allclose(float(with_refs), float(plain), rtol=1e-10)
 
 
+@pytest.mark.parametrize("mined", [False, True])
+def test_anchor_swap_against_the_batch_as_references(mined, x64):
+    """The anchor swap with references: d(p, n) is then a distance between two references; with the batch as its
+    own reference set (self-pairs masked) the loss equals the swapped batch loss, dense and on mined triplets, and
+    the swap changes it (some d(p, n) < d(a, n))."""
+    Z = np.vstack(_data())[:10]
+    y = np.r_[YQ, [0, 1, 2, 2]]
+    off = ~np.eye(10, dtype=bool)
+    kw = {"triplets": deep.semi_hard(jnp.asarray(Z), jnp.asarray(y), margin=1.0)} if mined else {}
+    kw["margin"] = 1.0
+    plain = deep.triplet_margin(jnp.asarray(Z), jnp.asarray(y), swap=True, **kw)
+    with_refs = deep.triplet_margin(jnp.asarray(Z), jnp.asarray(y), swap=True, ref_emb=jnp.asarray(Z),
+                                    ref_labels=jnp.asarray(y), ref_mask=jnp.asarray(off), **kw)
+    np.testing.assert_allclose(float(with_refs), float(plain), rtol=1e-10)
+    assert float(plain) != float(deep.triplet_margin(jnp.asarray(Z), jnp.asarray(y), **kw))
+
+
 def test_ref_mask_drops_reference_rows(x64):
     """A (R,) ref_mask is the loss against the kept references only; junk in a dropped row reaches
     neither the value nor a gradient."""
