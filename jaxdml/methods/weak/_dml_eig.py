@@ -11,8 +11,8 @@ from sklearn.utils import check_random_state
 from ..._runtime._device import to_device
 from ..._runtime._padding import bucket_size
 from ..._validation import Interval
-from ...losses._dml_eig import dml_eig_solve
 from ...problems import make_pairs_problem
+from ...solvers._dml_eig import dml_eig_solve
 from ..core._record import POSITIVE_REAL, Method
 from ..core._sampling import stratified_subsample
 from ._pairs import (

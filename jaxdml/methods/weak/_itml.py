@@ -13,8 +13,8 @@ from ..._runtime._padding import bucket_size
 from ..._validation import Interval, Options
 from ...exceptions import NonPSDError
 from ...linalg import centred_rows
-from ...losses._itml import itml_bregman
 from ...problems import labelled_pairs
+from ...solvers._itml import itml_bregman
 from ..core._record import POSITIVE_REAL, Method
 from ._pairs import (
     ESTIMATOR_CONSTRAINTS,

@@ -12,7 +12,7 @@ from sklearn.utils import check_random_state
 
 from ..._runtime._device import x64_call
 from ..._validation import Interval, Options
-from ...losses._lsi import lsi_solve
+from ...solvers._lsi import lsi_solve
 from ..core._record import POSITIVE_REAL, Method
 from ._pairs import (
     ESTIMATOR_CONSTRAINTS,

@@ -16,8 +16,8 @@ from ..._runtime._warnings import warn as _warn
 from ..._runtime._warnings import warn_not_converged
 from ..._validation import Interval, Options
 from ...exceptions import ConvergenceWarning
-from ...losses._scml import scml_rda
 from ...neighbors import knn_search
+from ...solvers._scml import scml_rda
 from ..core._index_tuples import TupleMetricLearner, check_index_tuples
 from ..core._record import Method
 from ..core._sampling import stratified_subsample

@@ -12,7 +12,8 @@ from sklearn.utils import check_random_state
 from ..._runtime._device import x64_call
 from ..._runtime._executable_cache import cached_jit
 from ..._validation import Interval, Options
-from ...losses._sdml import sdml_admm, sdml_objective
+from ...losses._sdml import sdml_objective
+from ...solvers._sdml import sdml_admm
 from ..core._record import Method
 from ._itml import _itml_prior
 from ._pairs import (
