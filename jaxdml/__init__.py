@@ -19,9 +19,16 @@ from .methods import Constraints  # weak supervision (metric-learn parity)
 from .persistence import load
 from .problems import LabeledProblem, PairsProblem, make_pairs_problem, make_problem
 from .solvers import FittedMetric, KernelFittedMetric, minimize
+from . import solvers as _solvers
+from .losses._moved import MOVED_TO_SOLVERS as _MOVED_TO_SOLVERS
+from .losses._moved import SOLVER_NAMES as _SOLVER_NAMES
 from .tuning import TuneResult, metadata_cross_validate, tune, tune_knn
 
 from ._version import __version__
+
+# jaxdml.losses.itml_bregman etc. (moved to jaxdml.solvers) still resolve, with a DeprecationWarning: the
+# maths layer cannot import the optimisation layer, so the table it forwards through is filled here
+_MOVED_TO_SOLVERS.update({_name: getattr(_solvers, _name) for _name in _SOLVER_NAMES})
 
 #: the application layer and optional helpers (``pydml``: pyDML's names), imported on first attribute access
 _LAZY = ("experiments", "plotting", "cli", "compilation", "pydml")

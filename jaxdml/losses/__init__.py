@@ -34,3 +34,9 @@ __all__ += [*_sdml.__all__, *_lsml.__all__, *_scml.__all__]  # metric-learn's we
 from . import deep  # noqa: E402  (deep metric learning: losses, miners on a batch of embeddings)
 
 __all__ += ["deep"]
+
+from ._moved import moved as _moved  # noqa: E402  (the solvers that moved to jaxdml.solvers, deprecated here)
+
+
+def __getattr__(name):
+    return _moved(__name__, name)

@@ -1,5 +1,5 @@
 """DML-eig: record, host-side preparation (pairs, whitening), solve step (Frank-Wolfe on the
-smoothed max-min problem, :func:`jaxdml.losses.dml_eig_solve`) and estimator."""
+smoothed max-min problem, :func:`jaxdml.solvers.dml_eig_solve`) and estimator."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from sklearn.utils import check_random_state
 from ..._runtime._device import to_device
 from ..._runtime._padding import bucket_size
 from ..._validation import Interval
-from ...losses._dml_eig import dml_eig_solve
 from ...problems import make_pairs_problem
+from ...solvers._dml_eig import dml_eig_solve
 from ..core._record import POSITIVE_REAL, Method
 from ..core._sampling import stratified_subsample
 from ._pairs import (
@@ -64,7 +64,7 @@ def _dml_eig(X, codes, n_classes, *, n_components, random_state, max_iter, tol, 
     high-dimensional data such as movement_libras costs ~20 points of 3-NN accuracy). The solver
     maximises the entropy-smoothed objective (``mu``, on the scale where the mean squared distance
     of the similar pairs is 1) over the spectrahedron by Frank-Wolfe
-    (:func:`jaxdml.losses.dml_eig_solve`), maps back ``M = W S W`` and scales it so that
+    (:func:`jaxdml.solvers.dml_eig_solve`), maps back ``M = W S W`` and scales it so that
     ``sum_S d_M^2 = 1`` exactly (with the unregularised ``X_S``).
 
     Pairs from labels: all pairs (as ``(n, n)`` matrices) up to ``DENSE_PAIRS_LIMIT`` (3 000)
@@ -140,7 +140,7 @@ class DMLEig(PairsMetricLearner):
 
     After whitening by :math:`X_S^{-1/2}` this is a max over the spectrahedron; the min is
     smoothed with entropy (``mu``) and maximised by Frank-Wolfe with rank-one (top eigenvector)
-    steps (:func:`jaxdml.losses.dml_eig_solve`).
+    steps (:func:`jaxdml.solvers.dml_eig_solve`).
 
     Parameters
     ----------

@@ -1,5 +1,5 @@
 """ITML: record, host-side preparation (constraints, bounds, prior), solve step (the Bregman
-projections of :func:`jaxdml.losses.itml_bregman`) and estimator."""
+projections of :func:`jaxdml.solvers.itml_bregman`) and estimator."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from ..._runtime._padding import bucket_size
 from ..._validation import Interval, Options
 from ...exceptions import NonPSDError
 from ...linalg import centred_rows
-from ...losses._itml import itml_bregman
 from ...problems import labelled_pairs
+from ...solvers._itml import itml_bregman
 from ..core._record import POSITIVE_REAL, Method
 from ._pairs import (
     ESTIMATOR_CONSTRAINTS,
@@ -299,7 +299,7 @@ class ITML(PairsMetricLearner):
         \operatorname{diag}\xi_0) \quad\text{s.t.}\quad d_M^2(x_i, x_j) \le \xi_{ij}\ (S),\
         d_M^2(x_i, x_j) \ge \xi_{ij}\ (D)
 
-    solved by cyclic Bregman projections (rank-one updates, :func:`jaxdml.losses.itml_bregman`).
+    solved by cyclic Bregman projections (rank-one updates, :func:`jaxdml.solvers.itml_bregman`).
 
     Parameters
     ----------

@@ -1,6 +1,6 @@
 """LSI (MMC): record, host-side preparation (pairs, the similarity scatter and its ridge), solve
 step (float64 spectral projected gradient with a certified duality gap,
-:func:`jaxdml.losses.lsi_solve`) and estimator."""
+:func:`jaxdml.solvers.lsi_solve`) and estimator."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from sklearn.utils import check_random_state
 
 from ..._runtime._device import x64_call
 from ..._validation import Interval, Options
-from ...losses._lsi import lsi_solve
+from ...solvers._lsi import lsi_solve
 from ..core._record import POSITIVE_REAL, Method
 from ._pairs import (
     ESTIMATOR_CONSTRAINTS,
@@ -93,7 +93,7 @@ def _lsi(X, codes, n_classes, *, n_components, random_state, max_iter, tol, verb
 
     Labels: every pair of the training set when ``n_samples <= 3000`` (sums from GEMMs and
     class scatters), else ``n_constraints`` (default 50 000) sampled pairs of each kind.
-    :func:`jaxdml.losses.lsi_solve` (float64 spectral projected gradient on the whitened feasible
+    :func:`jaxdml.solvers.lsi_solve` (float64 spectral projected gradient on the whitened feasible
     set, stopped by a certified duality gap ``<= tol`` relative) solves
 
         max sum_D d_M + c reg f(M0) log det(M)   s.t.  <X_S + reg diag(X_S), M> <= 1, M PSD
@@ -170,7 +170,7 @@ class LSI(PairsMetricLearner):
         \sum_{(i,j)\in S}\|x_i - x_j\|_M^2 \le 1
 
     solved in float64 by spectral projected gradient on the whitened feasible set (exact
-    projections), stopped by a certified duality gap (:func:`jaxdml.losses.lsi_solve`). From
+    projections), stopped by a certified duality gap (:func:`jaxdml.solvers.lsi_solve`). From
     labels, ``S``/``D`` are all same-/different-label pairs of the training set (up to 3000
     samples; sampled pairs above).
 

@@ -1,5 +1,5 @@
 """SCML: record, host-side preparation (k-NN triplets from labels or given triplets, the bases), solve
-step (stochastic RDA, :func:`jaxdml.losses.scml_rda`) and estimator."""
+step (stochastic RDA, :func:`jaxdml.solvers.scml_rda`) and estimator."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from ..._runtime._warnings import warn as _warn
 from ..._runtime._warnings import warn_not_converged
 from ..._validation import Interval, Options
 from ...exceptions import ConvergenceWarning
-from ...losses._scml import scml_rda
 from ...neighbors import knn_search
+from ...solvers._scml import scml_rda
 from ..core._index_tuples import TupleMetricLearner, check_index_tuples
 from ..core._record import Method
 from ..core._sampling import stratified_subsample
@@ -255,7 +255,7 @@ class SCML(_TripletsClassifierMixin, TupleMetricLearner):
         + \beta \|w\|_1
 
     solved as in the paper by stochastic regularised dual averaging with AdaGrad steps
-    (:func:`jaxdml.losses.scml_rda`, jitted), keeping the iterate with the best full objective
+    (:func:`jaxdml.solvers.scml_rda`, jitted), keeping the iterate with the best full objective
     (evaluated every ``output_iter`` steps).
 
     From labels (metric-learn's ``SCML_Supervised``): triplets of each row with its

@@ -1,5 +1,5 @@
 """SDML: record, host-side preparation (pairs, prior, the graphical lasso's matrix), solve step (ADMM,
-:func:`jaxdml.losses.sdml_admm`) and estimator."""
+:func:`jaxdml.solvers.sdml_admm`) and estimator."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from sklearn.utils import check_random_state
 from ..._runtime._device import x64_call
 from ..._runtime._executable_cache import cached_jit
 from ..._validation import Interval, Options
-from ...losses._sdml import sdml_admm, sdml_objective
+from ...losses._sdml import sdml_objective
+from ...solvers._sdml import sdml_admm
 from ..core._record import Method
 from ._itml import _itml_prior
 from ._pairs import (
@@ -110,7 +111,7 @@ class SDML(PairsMetricLearner):
         \qquad S = M_0^{-1} + \eta \sum_{(i,j)} y_{ij} (x_i - x_j)(x_i - x_j)^\top
 
     (``y = +1`` similar, ``-1`` dissimilar): a graphical lasso, solved by ADMM in float64
-    (:func:`jaxdml.losses.sdml_admm`; every iterate ``M`` is positive definite).
+    (:func:`jaxdml.solvers.sdml_admm`; every iterate ``M`` is positive definite).
 
     The objective is unbounded below when ``S`` is indefinite, which the dissimilar pairs
     easily cause (metric-learn's graphical lasso then fails, e.g. on wine and digits). Here

@@ -21,7 +21,6 @@ from jaxdml.losses import (
     dissimilar_scatter,
     dml_eig_objective,
     dml_eig_smoothed,
-    itml_bregman,
     itml_constraints,
     itml_objective,
     logdet_divergence,
@@ -30,6 +29,7 @@ from jaxdml.losses import (
     pair_sq_dists,
     similar_scatter,
 )
+from jaxdml.solvers import itml_bregman
 
 from ..._reference import expected_failed_checks
 
@@ -523,13 +523,14 @@ def test_estimators_views_and_defaults(itml_wine):
 def test_dml_eig_line_search_never_descends():
     # phi(t) = f_mu((1 - t) a + t b) with its maximiser very close to 0: a Newton iterate inside
     # the final bracket may overshoot it; the line search must still not descend.
-    from jaxdml.losses._dml_eig import _line_search, _smoothed_from_values
+    from jaxdml.losses._dml_eig import smoothed_from_values
+    from jaxdml.solvers._dml_eig import _line_search
 
     @jax.jit  # one program for the three scales (op by op, every primitive would compile)
     def search(a, b):
         dis = jnp.ones_like(a)
         t = _line_search(a, b, dis, 0.01, 12)
-        return t, _smoothed_from_values(a, dis, 0.01), _smoothed_from_values(a + t * (b - a), dis, 0.01)
+        return t, smoothed_from_values(a, dis, 0.01), smoothed_from_values(a + t * (b - a), dis, 0.01)
 
     rng = np.random.default_rng(0)
     for scale in (1e-6, 1e-4, 1e-2):

@@ -238,7 +238,8 @@ def test_scml_from_triplets_and_objective(iris):
 def test_scml_streamed_objective_equals_the_dense_one(iris):
     """The solver never forms ``P``: its objective from the pair differences and the bases equals
     :func:`scml_objective` on the explicit ``P`` (float64, padded pairs, bases and triplets too)."""
-    from jaxdml.losses._scml import _pair_projections, scml_streamed_objective
+    from jaxdml.losses._scml import scml_streamed_objective
+    from jaxdml.solvers._scml import _pair_projections
     from jaxdml.methods.weak._scml import _padded, _projections, _triplet_pairs, knn_triplets, lda_basis
 
     X, y = iris
