@@ -31,8 +31,8 @@ Xtr, ytr, Xte, yte = X[:n_train], y[:n_train], X[n_train:], y[n_train:]
 # %%
 # Fit with the default settings
 # -----------------------------
-# A minibatch fit runs its ``max_iter`` steps; the loss of a sampled minibatch never meets the
-# stopping test, so the fit warns that it did not converge. That is expected here.
+# On this data the 1000 minibatch steps end before the stopping test passes, so the fit warns that
+# it did not converge; the loss history below shows where it stands.
 warnings.filterwarnings("ignore", message=".*did not converge")
 start = time.perf_counter()
 metric = jaxdml.fit(Xtr, ytr, loss="nca", random_state=0)
