@@ -33,7 +33,7 @@ jaxdml.config.set_executable_cache(False)
 print("devices:", jax.devices())
 X, y = load_breast_cancer(return_X_y=True)
 X = minmax_scale(X)
-warnings.filterwarnings("ignore", message=".*did not converge")  # 40 iterations: a short demonstration
+warnings.filterwarnings("ignore", message=".*did not converge")  # 25 iterations: a short demonstration
 
 # %%
 # The same NCA fit on one device and on four
@@ -41,7 +41,7 @@ warnings.filterwarnings("ignore", message=".*did not converge")  # 40 iterations
 fits, seconds = {}, {}
 for name, devices in [("1 device", None), ("4 devices", "all")]:
     start = time.perf_counter()
-    fits[name] = jaxdml.fit(X, y, loss="nca", max_iter=40, devices=devices, random_state=0)
+    fits[name] = jaxdml.fit(X, y, loss="nca", max_iter=25, devices=devices, random_state=0)
     seconds[name] = time.perf_counter() - start
     print(f"{name}: loss {fits[name].loss:.6f} after {fits[name].n_iter} iterations, {seconds[name]:.1f} s "
           "(compilation included; four simulated devices share the same CPU cores)")
