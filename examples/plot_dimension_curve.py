@@ -1,6 +1,6 @@
 """
 Accuracy against dimension (the paper's dimensionality experiment)
-===================================================================
+==================================================================
 
 The tutorial's Section 5 measures how the k-NN accuracy of dimensionality-reducing learners (PCA,
 LDA, ANMM, DMLMJ, NCA, LMNN) changes with the number of dimensions kept.
@@ -24,8 +24,8 @@ warnings.filterwarnings("ignore", message=".*did not converge")  # short fits on
 small = os.environ.get("JAXDML_GALLERY_SMALL") == "1"
 algorithms = ["PCA", "LDA"] if small else ["PCA", "LDA", "DMLMJ"]
 out = tempfile.mkdtemp(prefix="jaxdml-dim-")
-# run_experiment looks for a KEEL folder ($JAXDML_KEEL_DIR, then ../shared/keel); point it at an empty
-# folder so that this example always uses the bundled data
+# run_experiment looks for a KEEL folder ($JAXDML_KEEL_DIR, then a "shared/keel" folder nearby); point it at an
+# empty folder so that this example always uses the bundled data
 os.environ["JAXDML_KEEL_DIR"] = tempfile.mkdtemp(prefix="jaxdml-no-keel-")
 result = run_experiment("dim", datasets=["wine"], k=3, algorithms=algorithms,
                         dims=[1, 2, 4, "max"], n_folds=3, out_dir=out, progress=False)
