@@ -539,6 +539,28 @@ def test_second_process_loads_bit_identical_fits(tmp_path):
     assert outs[2][1:] == ["0", "2"]  # the second traced nothing: both programs were loaded
 
 
+def test_a_process_with_several_devices_loads_single_device_programs(tmp_path):
+    """In a process with four (simulated) devices a cached program is loaded onto the default device: the
+    second process loads NCA's runner (one hit, nothing traced) and fits as the first did, instead of failing
+    with a program that expects four shards."""
+    code = (
+        "import numpy as np, jaxdml\nfrom jaxdml.solvers._driver import trace_count\n"
+        "from jaxdml._runtime import _executable_cache as xc\nfrom sklearn.datasets import load_iris\n"
+        "X, y = load_iris(return_X_y=True)\n"
+        "a = jaxdml.fit(X, y, loss='nca', max_iter=20, random_state=0).L\n"
+        "print(np.asarray(a).tobytes().hex(), trace_count(), xc.stats()['hits'])\n"
+    )
+    env = {**os.environ, "JAXDML_CACHE_DIR": str(tmp_path), "JAXDML_COMPILATION_CACHE": "1",
+           "XLA_FLAGS": (os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=4").strip()}
+    outs = []
+    for _ in range(2):
+        r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, r.stderr[-2000:]
+        outs.append(r.stdout.split())
+    assert outs[0][0] == outs[1][0]
+    assert outs[0][1:] == ["1", "0"] and outs[1][1:] == ["0", "1"]
+
+
 # --------------------------------------------------------------------------- compile options by size
 
 def test_small_programs_compile_with_the_quick_options_on_a_cpu(monkeypatch):

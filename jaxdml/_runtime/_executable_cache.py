@@ -419,7 +419,9 @@ class _CachedJit:
         payload, in_tree, out_tree = entry
         try:
             _prepare_runtime()
-            compiled = deserialize_and_load(payload, in_tree, out_tree)
+            # the cached programs run on one device (arguments on several are never cached): load onto the
+            # default device, not onto every local device (a process with several would expect as many shards)
+            compiled = deserialize_and_load(payload, in_tree, out_tree, execution_devices=[_default_device()])
         except Exception:
             _STATS["fallbacks"] += 1
             return None
@@ -437,6 +439,16 @@ class _CachedJit:
         if _write(folder, key, description, payload, in_tree, out_tree):
             _STATS["stores"] += 1
 
+
+
+def _default_device():
+    """The device uncommitted arrays live on (``jax_default_device`` when set, else the first device)."""
+    import jax
+
+    dev = jax.config.jax_default_device
+    if dev is None or isinstance(dev, str):
+        return jax.devices(dev)[0] if isinstance(dev, str) else jax.devices()[0]
+    return dev
 
 def cached_jit(fn=None, *, static_argnames=(), **jit_kwargs):
     """``jax.jit(fn, static_argnames=..., **jit_kwargs)`` whose compiled executables also go to the
