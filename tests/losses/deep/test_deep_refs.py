@@ -169,14 +169,15 @@ def test_anchor_swap_against_the_batch_as_references(mined, x64):
     assert float(plain) != float(deep.triplet_margin(jnp.asarray(Z), jnp.asarray(y), **kw))
 
 
-def test_ref_mask_drops_reference_rows(x64):
+@pytest.mark.parametrize("name", ["contrastive", "generalized_lifted_structure", "tuplet_margin", "angular_loss"])
+def test_ref_mask_drops_reference_rows(name, x64):
     """A (R,) ref_mask is the loss against the kept references only; junk in a dropped row reaches
     neither the value nor a gradient."""
     Q, Rf = _data()
     keep = np.array([1, 1, 0, 1, 1, 0, 1, 1], bool)
     junk = Rf.copy()
     junk[~keep] = np.nan
-    f = CASES["contrastive"][0]
+    f = CASES[name][0]
 
     def loss(q, r, y, mask):
         return f(q, jnp.asarray(YQ), ref_emb=r, ref_labels=y, ref_mask=mask)
@@ -266,6 +267,29 @@ def test_margin_and_easy_hard_miners_with_references(x64):
         want.add((a, X._pick(X._negatives(YW, QROWS, a, REFS), lambda j, a=a: X._D(W, a, j, "euclidean"), False),
                   False))
     assert got == want
+
+
+def test_new_miners_skip_dropped_references(x64):
+    """With a (R,) ref_mask the miners select among the kept references only (junk rows never chosen): the
+    same tuples as on the kept references, their indices mapped back."""
+    Q, Rf = _data()
+    keep = np.array([1, 1, 0, 1, 1, 0, 1, 1], bool)
+    junk = Rf.copy()
+    junk[~keep] = np.nan
+    back = np.flatnonzero(keep)
+    miners = (functools.partial(deep.triplet_margin_miner, margin=0.3), deep.batch_easy_hard,
+              functools.partial(deep.batch_easy_hard, pos_strategy="hard", neg_strategy="easy"))
+    for miner in miners:
+        masked = _kept(miner(Q, YQ, ref_emb=junk, ref_labels=YR, ref_mask=keep), shift=0)
+        kept = _kept(miner(Q, YQ, ref_emb=Rf[keep], ref_labels=YR[keep]), shift=0)
+        assert masked == {(a,) + tuple(int(back[v]) for v in t) for a, *t in kept} and kept
+    # distance-weighted draws differ with the number of references; its probabilities do not
+    P = np.asarray(deep.distance_weighted_probabilities(Q, YQ, ref_emb=junk, ref_labels=YR, ref_mask=keep))
+    P0 = np.asarray(deep.distance_weighted_probabilities(Q, YQ, ref_emb=Rf[keep], ref_labels=YR[keep]))
+    np.testing.assert_allclose(P[:, keep], P0, rtol=1e-12, atol=1e-15)
+    assert np.all(P[:, ~keep] == 0.0) and np.any(P0 > 0)
+    t = deep.distance_weighted(Q, YQ, key=jax.random.key(0), ref_emb=junk, ref_labels=YR, ref_mask=keep)
+    assert all(keep[p] and keep[n] for _, p, n in _kept(t, shift=0)) and np.any(t.mask)
 
 
 def test_distance_weighted_with_references(x64):
