@@ -1,6 +1,9 @@
 """Naive NumPy references for the further deep losses, miners and regularizers (tests/_deep_reference.py's
 companions): written from the papers' formulas with plain loops over anchors, pairs and triplets, in
-float64, independent of jaxdml's code. ``rows`` is the list of real (unpadded) rows."""
+float64, independent of jaxdml's code. ``rows`` is the list of real (unpadded) rows. ``refs``, where a function
+takes it, is the list of reference rows (the rows after the queries in a stacked array): the anchors are then
+``rows`` and their positives and negatives the ``refs`` of equal / other labels, every one of them (no
+self-pair left out)."""
 
 import math
 
@@ -29,12 +32,14 @@ def _lse(xs):
     return math.log(sum(math.exp(x) for x in xs)) if xs else 0.0
 
 
-def _positives(y, rows, a):
+def _positives(y, rows, a, refs=None):
+    if refs is not None:
+        return [p for p in refs if y[p] == y[a]]
     return [p for p in rows if p != a and y[p] == y[a]]
 
 
-def _negatives(y, rows, a):
-    return [n for n in rows if y[n] != y[a]]
+def _negatives(y, rows, a, refs=None):
+    return [n for n in (rows if refs is None else refs) if y[n] != y[a]]
 
 
 def _cross_entropy(logits, target):
@@ -43,11 +48,11 @@ def _cross_entropy(logits, target):
 
 # ------------------------------------------------------------------------------------------ losses
 
-def generalized_lifted(Z, y, rows, distance, mp, mn):
+def generalized_lifted(Z, y, rows, distance, mp, mn, refs=None):
     terms = []
     for a in rows:
-        v_p = [measure(Z[a], Z[p], distance) for p in _positives(y, rows, a)]
-        v_n = [measure(Z[a], Z[n], distance) for n in _negatives(y, rows, a)]
+        v_p = [measure(Z[a], Z[p], distance) for p in _positives(y, rows, a, refs)]
+        v_n = [measure(Z[a], Z[n], distance) for n in _negatives(y, rows, a, refs)]
         if distance in SIM:
             s = _lse([mp - v for v in v_p]) + _lse([v - mn for v in v_n])
         else:
@@ -56,31 +61,31 @@ def generalized_lifted(Z, y, rows, distance, mp, mn):
     return _mean(terms)
 
 
-def _pos_pairs(y, rows, triplets):
-    """Positive pairs: every one of the batch, or the (a, p) of given triplets."""
+def _pos_pairs(y, rows, triplets, refs=None):
+    """Positive pairs: every one of the batch (or of its queries and references), or the (a, p) of given triplets."""
     if triplets is None:
-        return [(a, p) for a in rows for p in _positives(y, rows, a)]
+        return [(a, p) for a in rows for p in _positives(y, rows, a, refs)]
     return [(a, p) for a, p, _ in triplets]
 
 
-def tuplet_margin(Z, y, rows, margin, scale, triplets=None):
+def tuplet_margin(Z, y, rows, margin, scale, triplets=None, refs=None):
     """``triplets``: mined (a, p, n); then the negatives of anchor a are the n of its triplets."""
     terms = []
-    for a, p in _pos_pairs(y, rows, triplets):
-        negs = _negatives(y, rows, a) if triplets is None else [n for b, _, n in triplets if b == a]
+    for a, p in _pos_pairs(y, rows, triplets, refs):
+        negs = _negatives(y, rows, a, refs) if triplets is None else [n for b, _, n in triplets if b == a]
         pos = math.cos(math.acos(_cos(Z[a], Z[p])) - margin)
         terms.append(math.log(1 + sum(math.exp(scale * (_cos(Z[a], Z[n]) - pos)) for n in negs)))
     return _mean(terms)
 
 
-def angular(Z, y, rows, alpha, triplets=None):
+def angular(Z, y, rows, alpha, triplets=None, refs=None):
     """``triplets``: mined (a, p, n) give the positive pairs; the negatives are every row of another class."""
     t2 = math.tan(alpha) ** 2
     X = [_unit(z) for z in Z]
     terms = []
-    for a, p in _pos_pairs(y, rows, triplets):
+    for a, p in _pos_pairs(y, rows, triplets, refs):
         f = [4 * t2 * float(np.dot(X[a] + X[p], X[n])) - 2 * (1 + t2) * float(np.dot(X[a], X[p]))
-             for n in _negatives(y, rows, a)]
+             for n in _negatives(y, rows, a, refs)]
         terms.append(math.log(1 + sum(math.exp(v) for v in f)))
     return _mean(terms)
 
@@ -261,11 +266,11 @@ def _D(Z, i, j, distance):
     return -v if distance in SIM else v
 
 
-def margin_triplets(Z, y, rows, distance, margin, kind):
+def margin_triplets(Z, y, rows, distance, margin, kind, refs=None):
     out = set()
     for a in rows:
-        for p in _positives(y, rows, a):
-            for n in _negatives(y, rows, a):
+        for p in _positives(y, rows, a, refs):
+            for n in _negatives(y, rows, a, refs):
                 t = _D(Z, a, n, distance) - _D(Z, a, p, distance)
                 keep = {"all": t <= margin, "hard": t <= 0, "semihard": 0 < t <= margin, "easy": t > margin}[kind]
                 if keep:
@@ -282,7 +287,7 @@ def _pick(cands, key, farthest):
     return best
 
 
-def easy_hard(Z, y, rows, distance, pos_strategy, neg_strategy, pos_range=None, neg_range=None):
+def easy_hard(Z, y, rows, distance, pos_strategy, neg_strategy, pos_range=None, neg_range=None, refs=None):
     """{anchor: (positive, negative)} for strategies other than "all"."""
     out = {}
 
@@ -290,8 +295,8 @@ def easy_hard(Z, y, rows, distance, pos_strategy, neg_strategy, pos_range=None, 
         return r is None or r[0] <= measure(Z[a], Z[j], distance) <= r[1]
 
     for a in rows:
-        P = [p for p in _positives(y, rows, a) if in_range(a, p, pos_range)]
-        N = [n for n in _negatives(y, rows, a) if in_range(a, n, neg_range)]
+        P = [p for p in _positives(y, rows, a, refs) if in_range(a, p, pos_range)]
+        N = [n for n in _negatives(y, rows, a, refs) if in_range(a, n, neg_range)]
 
         def d(j):
             return _D(Z, a, j, distance)
@@ -310,14 +315,14 @@ def easy_hard(Z, y, rows, distance, pos_strategy, neg_strategy, pos_range=None, 
     return out
 
 
-def distance_weighted_probs(Z, y, rows, cutoff, nonzero_cutoff):
+def distance_weighted_probs(Z, y, rows, cutoff, nonzero_cutoff, refs=None):
     """{anchor: {negative: probability}}: q(d)^-1 normalised over the anchor's negatives with d < nonzero_cutoff."""
     dim = len(Z[0])
     X = [_unit(z) for z in Z]
     out = {}
     for a in rows:
         w = {}
-        for n in _negatives(y, rows, a):
+        for n in _negatives(y, rows, a, refs):
             d = math.sqrt(float(np.sum((X[a] - X[n]) ** 2)))
             if d >= nonzero_cutoff:
                 continue

@@ -27,9 +27,18 @@ Common keyword arguments:
 ``ref_emb`` / ``ref_labels`` / ``ref_mask``
     References, for the pair- and triplet-based losses and the miners: the pairs are then (batch row,
     reference row), every one of them, with no self-pair left out (``ref_mask``: (R,) False for empty
-    reference rows, or (B, R) False for pairs that do not exist). A cross-batch memory
-    (:func:`memory_init`, :func:`memory_update`, :func:`memory_loss`) keeps earlier batches' rows as
-    the references, in the training state.
+    reference rows, or (B, R) False for pairs that do not exist); labels of queries and references are
+    encoded jointly. Mined tuples: anchors index the batch, the other indices the references. Taken by
+    the losses :func:`contrastive`, :func:`triplet_margin`, :func:`lifted_structure`,
+    :func:`generalized_lifted_structure`, :func:`multi_similarity`, :func:`circle`, :func:`margin_loss`,
+    :func:`ntxent`, :func:`infonce`, :func:`npair`, :func:`supervised_contrastive`, :func:`tuplet_margin`,
+    :func:`angular_loss`, :func:`nca` and :func:`lmnn`, and by every miner (:func:`batch_hard`,
+    :func:`batch_all`, :func:`semi_hard`, :func:`multi_similarity_pairs`, :func:`pair_margin`,
+    :func:`triplet_margin_miner`, :func:`batch_easy_hard`, :func:`distance_weighted` and
+    :func:`distance_weighted_probabilities`). Not by the losses that are not pair-based: the proxy and
+    classifier losses, :func:`instance_loss`, :func:`fast_ap`, :func:`smooth_ap`, :func:`vicreg` (whose
+    ``ref_emb`` is the second view). A cross-batch memory (:func:`memory_init`, :func:`memory_update`,
+    :func:`memory_loss`) keeps earlier batches' rows as the references, in the training state.
 
 Several devices: :func:`data_parallel` compiles a training step with its batch split by rows across
 devices (``jax.sharding``: a one-axis ``Mesh``, the batch ``NamedSharding(mesh, P("batch"))``, the

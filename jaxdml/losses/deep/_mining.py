@@ -3,7 +3,10 @@ selection per side (BatchEasyHard), and distance-weighted sampling of negatives.
 
 As in :mod:`jaxdml.losses.deep._miners`: pure functions of a batch, fixed-size outputs with a mask,
 no gradient through the selection; selections on the smaller-is-closer form of the measure, ranges
-and margins on the measure's own scale.
+and margins on the measure's own scale. With ``ref_emb`` / ``ref_labels`` / ``ref_mask`` (see
+:mod:`jaxdml.losses.deep._refs`) they select among the (batch row, reference) pairs: anchors index the
+batch, positives and negatives the references, and a grid of B * B (B * B * B) slots becomes B * R
+(B * R * R).
 """
 
 from __future__ import annotations
@@ -13,8 +16,9 @@ import numbers
 import jax
 import jax.numpy as jnp
 
-from ._base import apply_map, check_batch, check_choice, check_real, dense, normalize
+from ._base import apply_map, check_choice, check_real, dense, normalize
 from ._miners import _batch
+from ._refs import check_ref_batch, label_masks
 from ._tuples import Pairs, Triplets, grid
 
 __all__ = ["triplet_margin_miner", "batch_easy_hard", "distance_weighted", "distance_weighted_probabilities"]
@@ -29,20 +33,20 @@ def _check_size(size):
 
 
 def _pack(keep, size):
-    """Triplets of the (B, B, B) grid where ``keep``: the whole grid, or the first ``size`` kept ones."""
-    n = keep.shape[0]
+    """Triplets of the (B, R, R) grid where ``keep``: the whole grid, or the first ``size`` kept ones."""
+    n, n_ref, _ = keep.shape
     if size is None:
-        a, p, q = grid(n, 3)
+        a, p, q = grid(n, 3, n_ref)
         return Triplets(a, p, q, keep.reshape(-1))
     (flat,) = jnp.nonzero(keep.reshape(-1), size=int(size), fill_value=0)
-    a, rest = jnp.divmod(flat, n * n)
-    p, q = jnp.divmod(rest, n)
+    a, rest = jnp.divmod(flat, n_ref * n_ref)
+    p, q = jnp.divmod(rest, n_ref)
     i32 = jnp.int32
     return Triplets(a.astype(i32), p.astype(i32), q.astype(i32), jnp.arange(int(size)) < jnp.sum(keep))
 
 
 def triplet_margin_miner(embeddings, labels, *, margin=0.2, kind="all", size=None, distance="euclidean", L=None,
-                         mask=None) -> Triplets:
+                         mask=None, ref_emb=None, ref_labels=None, ref_mask=None) -> Triplets:
     r"""Every triplet of the batch of a kind defined by its margin :math:`t = d(a, n) - d(a, p)`
     (:math:`s(a, p) - s(a, n)` for a similarity).
 
@@ -60,8 +64,8 @@ def triplet_margin_miner(embeddings, labels, *, margin=0.2, kind="all", size=Non
     size : int, optional
         Number of slots, as in :func:`batch_all` (default: the (B * B * B) grid, slot
         ``(a * B + p) * B + n``; with ``size`` the kept triplets are packed first, in grid order).
-    distance, L, mask
-        As in :func:`batch_hard`.
+    distance, L, mask, ref_emb, ref_labels, ref_mask
+        As in :func:`batch_hard` (with references the grid is (B * R * R), slot ``(a * R + p) * R + n``).
 
     Returns
     -------
@@ -75,7 +79,7 @@ def triplet_margin_miner(embeddings, labels, *, margin=0.2, kind="all", size=Non
     check_real("margin", margin)
     check_choice("kind", kind, TRIPLET_KINDS)
     _check_size(size)
-    D, _, pos, neg, _ = _batch(embeddings, labels, distance, L, mask)
+    D, _, pos, neg, _ = _batch(embeddings, labels, distance, L, mask, ref_emb, ref_labels, ref_mask)
     t = D[:, None, :] - D[:, :, None]  # [a, p, n]: d(a, n) - d(a, p)
     if kind == "easy":
         cond = t > margin
@@ -116,7 +120,8 @@ def _select(D, V, cand, strategy, side, rng, threshold):
 
 
 def batch_easy_hard(embeddings, labels, *, pos_strategy="easy", neg_strategy="semihard", pos_range=None,
-                    neg_range=None, distance="euclidean", L=None, mask=None):
+                    neg_range=None, distance="euclidean", L=None, mask=None, ref_emb=None, ref_labels=None,
+                    ref_mask=None):
     r"""For every anchor, a positive and a negative each chosen easy, semi-hard or hard (or all of them).
 
     With :math:`d` the distance (:math:`-s` for a similarity): a *hard* positive is the anchor's
@@ -135,8 +140,8 @@ def batch_easy_hard(embeddings, labels, *, pos_strategy="easy", neg_strategy="se
     pos_strategy, neg_strategy : {"easy", "semihard", "hard", "all"}, default="easy", "semihard"
         Not both "semihard"; "semihard" not with "all".
     pos_range, neg_range : (float, float), optional
-    distance, L, mask
-        As in :func:`batch_hard`.
+    distance, L, mask, ref_emb, ref_labels, ref_mask
+        As in :func:`batch_hard` (with references the pair grid is (B * R), slot ``a * R + j``).
 
     Returns
     -------
@@ -157,8 +162,8 @@ def batch_easy_hard(embeddings, labels, *, pos_strategy="easy", neg_strategy="se
     if "semihard" in (pos_strategy, neg_strategy) and "all" in (pos_strategy, neg_strategy):
         raise ValueError('"semihard" cannot be combined with "all".')
     pos_range, neg_range = _check_range("pos_range", pos_range), _check_range("neg_range", neg_range)
-    D, V, pos, neg, _ = _batch(embeddings, labels, distance, L, mask)
-    n = D.shape[0]
+    D, V, pos, neg, _ = _batch(embeddings, labels, distance, L, mask, ref_emb, ref_labels, ref_mask)
+    n, n_ref = D.shape
     p = q = None
     if pos_strategy == "semihard":
         q = _select(D, V, neg, neg_strategy, "neg", neg_range, None)
@@ -171,7 +176,7 @@ def batch_easy_hard(embeddings, labels, *, pos_strategy="easy", neg_strategy="se
     rows = jnp.arange(n, dtype=jnp.int32)
     if p is not None and q is not None:
         return Triplets(rows, p[0], q[0], p[2] & q[2])
-    a, o = grid(n, 2)
+    a, o = grid(n, 2, n_ref)
     if p is None and q is None:
         return Pairs(a, o, pos.reshape(-1), (pos | neg).reshape(-1))
     if p is None:  # every positive pair, one chosen negative per anchor
@@ -180,39 +185,44 @@ def batch_easy_hard(embeddings, labels, *, pos_strategy="easy", neg_strategy="se
                      jnp.concatenate([pos.reshape(-1), jnp.zeros(n, bool)]), jnp.concatenate([keep.reshape(-1), q[2]]))
     keep = neg if neg_range is None else neg & (V >= neg_range[0]) & (V <= neg_range[1])
     return Pairs(jnp.concatenate([a, rows]), jnp.concatenate([o, p[0]]),
-                 jnp.concatenate([jnp.zeros(n * n, bool), jnp.ones(n, bool)]),
+                 jnp.concatenate([jnp.zeros(n * n_ref, bool), jnp.ones(n, bool)]),
                  jnp.concatenate([keep.reshape(-1), p[2]]))
 
 
-def distance_weighted_log_weights(embeddings, labels, *, cutoff=0.5, nonzero_loss_cutoff=1.4, L=None, mask=None):
-    """(B, B) log sampling weights of :func:`distance_weighted` (``-inf`` where a pair is never drawn)."""
+def distance_weighted_log_weights(embeddings, labels, *, cutoff=0.5, nonzero_loss_cutoff=1.4, L=None, mask=None,
+                                  ref_emb=None, ref_labels=None, ref_mask=None):
+    """(B, B) log sampling weights of :func:`distance_weighted` (``-inf`` where a pair is never drawn); (B, R)
+    with references."""
     check_real("cutoff", cutoff, low=0.0)
     check_real("nonzero_loss_cutoff", nonzero_loss_cutoff, low=0.0, high=2.0)
     if not cutoff < nonzero_loss_cutoff:
         raise ValueError(f"cutoff must be below nonzero_loss_cutoff; got {cutoff!r} and {nonzero_loss_cutoff!r}.")
-    Z, y, valid = check_batch(embeddings, labels, mask)
-    X = jax.lax.stop_gradient(normalize(apply_map(Z, L)))
+    b = check_ref_batch(embeddings, labels, mask, ref_emb, ref_labels, ref_mask)
+    X = jax.lax.stop_gradient(normalize(apply_map(b.Z, L)))
+    XR = jax.lax.stop_gradient(normalize(apply_map(b.R, L))) if b.has_ref else X
     dim = X.shape[1]
-    d = jnp.maximum(dense(X, X, "euclidean", valid), cutoff)
+    d = jnp.maximum(dense(X, XR, "euclidean", jnp.any(b.rows, axis=0) if b.has_ref else b.valid), cutoff)
     one_minus = jnp.maximum(1.0 - 0.25 * d * d, jnp.finfo(d.dtype).tiny)
     logw = (2.0 - dim) * jnp.log(d) - 0.5 * (dim - 3.0) * jnp.log(one_minus)
-    both = valid[:, None] & valid[None, :]
-    ok = both & (y[:, None] != y[None, :]) & (d < nonzero_loss_cutoff) & jnp.isfinite(logw)
+    _, neg = label_masks(b)
+    ok = neg & (d < nonzero_loss_cutoff) & jnp.isfinite(logw)
     return jnp.where(ok, logw, -jnp.inf)
 
 
-def distance_weighted_probabilities(embeddings, labels, *, cutoff=0.5, nonzero_loss_cutoff=1.4, L=None, mask=None):
+def distance_weighted_probabilities(embeddings, labels, *, cutoff=0.5, nonzero_loss_cutoff=1.4, L=None, mask=None,
+                                    ref_emb=None, ref_labels=None, ref_mask=None):
     """(B, B) probabilities with which :func:`distance_weighted` draws each row's negatives: row ``a`` is
     :math:`q(\\max(d_{aj}, c))^{-1}` over its allowed negatives, normalised (PML's ``DistanceWeightedMiner``
-    weights); a row without an allowed negative is all zeros. Arguments as in :func:`distance_weighted`."""
+    weights); a row without an allowed negative is all zeros. Arguments as in :func:`distance_weighted`; (B, R)
+    over the references with ``ref_emb``."""
     logw = distance_weighted_log_weights(embeddings, labels, cutoff=cutoff, nonzero_loss_cutoff=nonzero_loss_cutoff,
-                                         L=L, mask=mask)
+                                         L=L, mask=mask, ref_emb=ref_emb, ref_labels=ref_labels, ref_mask=ref_mask)
     has = jnp.any(jnp.isfinite(logw), axis=1, keepdims=True)
     return jnp.where(has, jax.nn.softmax(jnp.where(has, logw, 0.0), axis=1), 0.0)
 
 
 def distance_weighted(embeddings, labels, *, key, cutoff=0.5, nonzero_loss_cutoff=1.4, L=None, mask=None,
-                      distance="euclidean") -> Triplets:
+                      distance="euclidean", ref_emb=None, ref_labels=None, ref_mask=None) -> Triplets:
     r"""Distance-weighted sampling: for every positive pair, one negative drawn with probability
     proportional to the inverse density of its distance on the unit sphere.
 
@@ -234,8 +244,9 @@ def distance_weighted(embeddings, labels, *, key, cutoff=0.5, nonzero_loss_cutof
     cutoff : float, default=0.5
     nonzero_loss_cutoff : float, default=1.4
         In (cutoff, 2].
-    L, mask
-        As in :func:`batch_hard`.
+    L, mask, ref_emb, ref_labels, ref_mask
+        As in :func:`batch_hard`: with references the anchors are the batch's rows, positives and negatives
+        the references (B * R slots, slot ``a * R + p``; each negative drawn among the references).
     distance : {"euclidean"}
         The sampler is defined for the Euclidean distance of unit rows (accepted for ``miner=``).
 
@@ -252,13 +263,13 @@ def distance_weighted(embeddings, labels, *, key, cutoff=0.5, nonzero_loss_cutof
     """
     if distance != "euclidean":
         raise ValueError(f"distance_weighted samples by the Euclidean distance of unit rows; got {distance!r}.")
+    refs = {"ref_emb": ref_emb, "ref_labels": ref_labels, "ref_mask": ref_mask}
     logw = distance_weighted_log_weights(embeddings, labels, cutoff=cutoff, nonzero_loss_cutoff=nonzero_loss_cutoff,
-                                         L=L, mask=mask)
-    _, y, valid = check_batch(embeddings, labels, mask)
-    n = logw.shape[0]
+                                         L=L, mask=mask, **refs)
+    pos, _ = label_masks(check_ref_batch(embeddings, labels, mask, **refs))
+    n, n_ref = logw.shape
     has = jnp.any(jnp.isfinite(logw), axis=1)
     safe = jnp.where(has[:, None], logw, 0.0)
-    drawn = jax.random.categorical(key, safe[:, None, :], axis=-1, shape=(n, n)).astype(jnp.int32)  # [a, p]
-    pos = (y[:, None] == y[None, :]) & ~jnp.eye(n, dtype=bool) & valid[:, None] & valid[None, :]
-    a, p = grid(n, 2)
+    drawn = jax.random.categorical(key, safe[:, None, :], axis=-1, shape=(n, n_ref)).astype(jnp.int32)  # [a, p]
+    a, p = grid(n, 2, n_ref)
     return Triplets(a, p, drawn.reshape(-1), (pos & has[:, None]).reshape(-1))

@@ -1,8 +1,9 @@
 """Losses over the structure of a batch: generalized lifted structure, tuplet margin, angular, instance.
 
 Common arguments as in :mod:`jaxdml.losses.deep._pairs` (``pairs``/``miner``/``mask``/``L``/
-``reduction``). The tuplet margin and angular losses work on unit-normalised rows (angles);
-log-sums of exponentials are computed as log-sum-exp.
+``reduction``, and the references ``ref_emb``/``ref_labels``/``ref_mask`` for all but the instance
+loss). The tuplet margin and angular losses work on unit-normalised rows (angles); log-sums of
+exponentials are computed as log-sum-exp.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._base import (apply_map, check_batch, check_real, check_reduction, label_pairs, log1p_sum_exp,
+from ._base import (apply_map, check_batch, check_real, check_reduction, log1p_sum_exp,
                     masked_logsumexp, normalize, reduce, sign_of)
 from ._tuples import pair_batch
 
@@ -23,7 +24,8 @@ FORTY_DEGREES = math.radians(40.0)
 
 
 def generalized_lifted_structure(embeddings, labels=None, *, pos_margin=0.0, neg_margin=1.0, distance="euclidean",
-                                 L=None, pairs=None, miner=None, mask=None, reduction="mean"):
+                                 L=None, pairs=None, miner=None, mask=None, reduction="mean", ref_emb=None,
+                                 ref_labels=None, ref_mask=None):
     r"""Generalized lifted structure loss: per anchor, a soft maximum over its positives against a soft
     minimum over its negatives.
 
@@ -44,8 +46,9 @@ def generalized_lifted_structure(embeddings, labels=None, *, pos_margin=0.0, neg
     labels : (B,) int array (optional when ``pairs`` is given)
     pos_margin, neg_margin : float, default=0.0, 1.0
         :math:`m^+`, :math:`m^-` on the measure's own scale.
-    distance, L, pairs, miner, mask, reduction
-        As in :func:`contrastive`. ``reduction="none"``: the (B,) per-anchor terms.
+    distance, L, pairs, miner, mask, reduction, ref_emb, ref_labels, ref_mask
+        As in :func:`contrastive`. ``reduction="none"``: the (B,) per-anchor terms. With references
+        the anchors are the batch's rows and their positives and negatives the references.
 
     References
     ----------
@@ -55,7 +58,8 @@ def generalized_lifted_structure(embeddings, labels=None, *, pos_margin=0.0, neg
     check_reduction(reduction)
     check_real("pos_margin", pos_margin)
     check_real("neg_margin", neg_margin)
-    b = pair_batch(embeddings, labels, pairs=pairs, miner=miner, distance=distance, L=L, mask=mask)
+    b = pair_batch(embeddings, labels, pairs=pairs, miner=miner, distance=distance, L=L, mask=mask,
+                   ref_emb=ref_emb, ref_labels=ref_labels, ref_mask=ref_mask)
     sign = sign_of(b.kind)
     pos, _ = masked_logsumexp(-sign * (b.V - pos_margin), b.w_pos, axis=1)
     neg, _ = masked_logsumexp(sign * (b.V - neg_margin), b.w_neg, axis=1)
@@ -68,7 +72,7 @@ def _clipped_cos(c):
 
 
 def tuplet_margin(embeddings, labels=None, *, margin=0.1, scale=64.0, L=None, pairs=None, miner=None, mask=None,
-                  reduction="mean"):
+                  reduction="mean", ref_emb=None, ref_labels=None, ref_mask=None):
     r"""Tuplet margin loss: every positive pair against the negatives of its anchor, with a slack
     angular margin on the positive.
 
@@ -91,8 +95,9 @@ def tuplet_margin(embeddings, labels=None, *, margin=0.1, scale=64.0, L=None, pa
         :math:`\beta` (radians).
     scale : float, default=64.0
         :math:`s`.
-    L, pairs, miner, mask, reduction
-        As in :func:`contrastive`. ``reduction="none"``: the (B, B) terms of the positive pairs.
+    L, pairs, miner, mask, reduction, ref_emb, ref_labels, ref_mask
+        As in :func:`contrastive`. ``reduction="none"``: the (B, B) terms of the positive pairs ((B, R)
+        with references: the anchors are the batch's rows, positives and negatives the references).
 
     References
     ----------
@@ -101,7 +106,8 @@ def tuplet_margin(embeddings, labels=None, *, margin=0.1, scale=64.0, L=None, pa
     check_reduction(reduction)
     check_real("margin", margin, low=0.0, strict=False)
     check_real("scale", scale, low=0.0)
-    b = pair_batch(embeddings, labels, pairs=pairs, miner=miner, distance="cosine", L=L, mask=mask)
+    b = pair_batch(embeddings, labels, pairs=pairs, miner=miner, distance="cosine", L=L, mask=mask,
+                   ref_emb=ref_emb, ref_labels=ref_labels, ref_mask=ref_mask)
     pos = jnp.cos(jnp.arccos(_clipped_cos(b.V)) - margin)  # (B, B): cos(theta_ap - beta)
     x = scale * (b.V[:, None, :] - pos[:, :, None])  # [a, p, n]
     terms = log1p_sum_exp(x, jnp.broadcast_to(b.w_neg[:, None, :], x.shape), axis=2)
@@ -109,7 +115,7 @@ def tuplet_margin(embeddings, labels=None, *, margin=0.1, scale=64.0, L=None, pa
 
 
 def angular_loss(embeddings, labels=None, *, alpha=FORTY_DEGREES, L=None, pairs=None, miner=None, mask=None,
-                 reduction="mean"):
+                 reduction="mean", ref_emb=None, ref_labels=None, ref_mask=None):
     r"""Angular loss: the angle at the negative of the triangle (anchor, positive, negative) bounded by
     :math:`\alpha`, in the N-pair form of the paper (Eq. 8).
 
@@ -130,8 +136,10 @@ def angular_loss(embeddings, labels=None, *, alpha=FORTY_DEGREES, L=None, pairs=
     labels : (B,) int array
     alpha : float, default=radians(40)
         The angle :math:`\alpha` in radians, in (0, pi/2) (the paper uses 36 to 55 degrees).
-    L, pairs, miner, mask, reduction
-        As in :func:`contrastive`. ``reduction="none"``: the (B, B) terms of the positive pairs.
+    L, pairs, miner, mask, reduction, ref_emb, ref_labels, ref_mask
+        As in :func:`contrastive`. ``reduction="none"``: the (B, B) terms of the positive pairs. With
+        references ((B, R) terms) the anchor :math:`x_a` is a batch row, :math:`x_p` and :math:`x_n`
+        references (:math:`x_p^\top x_n` between two references).
 
     References
     ----------
@@ -143,12 +151,14 @@ def angular_loss(embeddings, labels=None, *, alpha=FORTY_DEGREES, L=None, pairs=
         raise ValueError("angular_loss needs labels (its negatives are the rows of other classes).")
     if alpha == math.pi / 2:
         raise ValueError("alpha must be < pi/2 (tan(alpha) is infinite there).")
-    b = pair_batch(embeddings, labels, pairs=pairs, miner=miner, distance="dot", L=L, mask=mask)
-    X = normalize(b.Z)
-    G = X @ X.T  # x_i^T x_j
+    b = pair_batch(embeddings, labels, pairs=pairs, miner=miner, distance="dot", L=L, mask=mask,
+                   ref_emb=ref_emb, ref_labels=ref_labels, ref_mask=ref_mask)
+    X, XR = normalize(b.Z), normalize(b.R)
+    G = X @ XR.T  # x_a^T x_j: (B, R)
+    GR = XR @ XR.T  # x_p^T x_n between references (the batch's rows without references)
     t2 = jnp.tan(alpha) ** 2
-    f = 4.0 * t2 * (G[:, None, :] + G[None, :, :]) - 2.0 * (1.0 + t2) * G[:, :, None]  # [a, p, n]
-    _, neg = label_pairs(b.y, b.valid)
+    f = 4.0 * t2 * (G[:, None, :] + GR[None, :, :]) - 2.0 * (1.0 + t2) * G[:, :, None]  # [a, p, n]
+    neg = (b.y[:, None] != b.yr[None, :]) & b.ok
     terms = log1p_sum_exp(f, jnp.broadcast_to(neg[:, None, :], f.shape).astype(f.dtype), axis=2)
     return reduce(terms, b.w_pos, reduction)
 

@@ -150,6 +150,9 @@ class PairBatch(NamedTuple):
     valid: jax.Array  # (B,) bool, real rows
     Z: jax.Array  # (B, k) rows under L
     has_ref: bool = False  # references given (ref_emb): V pairs the batch with them
+    R: jax.Array = None  # (R, k) reference rows under L (``Z`` without references)
+    yr: jax.Array = None  # (R,) reference labels (``y`` without references), or None
+    ok: jax.Array = None  # (B, R) bool: the pairs of the labels' pairs (see :class:`~._refs.RefBatch`)
 
 
 def pair_batch(embeddings, labels, *, pairs, miner, distance, L, mask, ref_emb=None, ref_labels=None,
@@ -179,4 +182,4 @@ def pair_batch(embeddings, labels, *, pairs, miner, distance, L, mask, ref_emb=N
         pairs = check_tuples(pairs, (Pairs, Triplets), n, "pairs", b.R.shape[0])
         w_pos, w_neg = pair_weights(pairs, n, b.valid, Zm.dtype, b.rows)
     V = dense(Zm, Rm, kind, jnp.any(b.rows, axis=0) if b.has_ref else b.valid)
-    return PairBatch(V, w_pos, w_neg, kind, b.y, b.valid, Zm, b.has_ref)
+    return PairBatch(V, w_pos, w_neg, kind, b.y, b.valid, Zm, b.has_ref, Rm, b.yr, b.ok)

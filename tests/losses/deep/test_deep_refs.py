@@ -16,11 +16,13 @@ import pytest
 from jaxdml.losses import deep
 
 from ... import _deep_reference as R
+from ... import _deep_reference_extra as X
 
 YQ = np.array([0, 0, 1, 1, 2, 5])  # class 5 has no reference
 YR = np.array([0, 1, 1, 2, 2, 2, 3, 0])  # class 3 has no query
 B, NR = len(YQ), len(YR)
 QROWS = list(range(B))
+YW, REFS = np.r_[YQ, YR], list(range(B, B + NR))  # the stacked rows' labels; the references' rows among them
 
 
 def _data(seed=0):
@@ -94,6 +96,13 @@ CASES = {
                                                for n in range(NR) if YR[p] == YQ[i] and YR[n] != YQ[i]],
                                            "euclidean", 0.3, False)),
     "nca": (lambda Q, y, **kw: deep.nca(Q, y, **kw), lambda W: _nca_ref(W, "sq_euclidean")),
+    "generalized_lifted_structure": (
+        lambda Q, y, **kw: deep.generalized_lifted_structure(Q, y, pos_margin=0.1, neg_margin=0.9, **kw),
+        lambda W: X.generalized_lifted(W, YW, QROWS, "euclidean", 0.1, 0.9, refs=REFS)),
+    "tuplet_margin": (lambda Q, y, **kw: deep.tuplet_margin(Q, y, margin=0.1, scale=8.0, **kw),
+                      lambda W: X.tuplet_margin(W, YW, QROWS, 0.1, 8.0, refs=REFS)),
+    "angular_loss": (lambda Q, y, **kw: deep.angular_loss(Q, y, alpha=0.6, **kw),
+                     lambda W: X.angular(W, YW, QROWS, 0.6, refs=REFS)),
     "lmnn": (lambda Q, y, **kw: deep.lmnn(Q, y, n_neighbors=2, mu=0.4, margin=0.5, **kw),
              lambda W, at=None: _lmnn_ref(W, "sq_euclidean", 2, 0.4, 0.5, W if at is None else at)),
 }
@@ -128,7 +137,8 @@ def test_ref_loss_matches_reference(name, x64):
         np.testing.assert_allclose(np.sum(g * V), fd, rtol=1e-6, atol=1e-8)
 
 
-@pytest.mark.parametrize("name", ["contrastive", "lifted_structure", "triplet_margin", "multi_similarity", "nca"])
+@pytest.mark.parametrize("name", ["contrastive", "lifted_structure", "triplet_margin", "multi_similarity", "nca",
+                                  "generalized_lifted_structure", "tuplet_margin", "angular_loss"])
 def test_references_holding_the_queries_give_the_batch_loss(name, x64):
     """ref_emb = the batch itself with a (B, B) ref_mask False on the diagonal is the loss of the batch
     without references (its pairs are the same)."""
@@ -159,14 +169,15 @@ def test_anchor_swap_against_the_batch_as_references(mined, x64):
     assert float(plain) != float(deep.triplet_margin(jnp.asarray(Z), jnp.asarray(y), **kw))
 
 
-def test_ref_mask_drops_reference_rows(x64):
+@pytest.mark.parametrize("name", ["contrastive", "generalized_lifted_structure", "tuplet_margin", "angular_loss"])
+def test_ref_mask_drops_reference_rows(name, x64):
     """A (R,) ref_mask is the loss against the kept references only; junk in a dropped row reaches
     neither the value nor a gradient."""
     Q, Rf = _data()
     keep = np.array([1, 1, 0, 1, 1, 0, 1, 1], bool)
     junk = Rf.copy()
     junk[~keep] = np.nan
-    f = CASES["contrastive"][0]
+    f = CASES[name][0]
 
     def loss(q, r, y, mask):
         return f(q, jnp.asarray(YQ), ref_emb=r, ref_labels=y, ref_mask=mask)
@@ -215,12 +226,88 @@ def test_miners_with_references(x64):
 
     Z, y = W[:10], np.r_[YQ, [0, 1, 2, 2]]
     off = ~np.eye(10, dtype=bool)
-    for miner in (deep.batch_hard, deep.semi_hard, deep.batch_all, deep.multi_similarity_pairs, deep.pair_margin):
+    weighted = functools.partial(deep.distance_weighted, key=jax.random.key(0), nonzero_loss_cutoff=2.0)
+    for miner in (deep.batch_hard, deep.semi_hard, deep.batch_all, deep.multi_similarity_pairs, deep.pair_margin,
+                  deep.triplet_margin_miner, deep.batch_easy_hard, weighted,
+                  functools.partial(deep.batch_easy_hard, pos_strategy="all", neg_strategy="hard")):
         plain = miner(Z, y)
         refd = miner(Z, y, ref_emb=Z, ref_labels=y, ref_mask=off)
         for u, v in zip(plain, refd):
             np.testing.assert_array_equal(np.asarray(u)[np.asarray(plain.mask)], np.asarray(v)[np.asarray(plain.mask)])
         np.testing.assert_array_equal(np.asarray(plain.mask), np.asarray(refd.mask))
+
+
+def _kept(tuples, shift=B):
+    """The kept tuples of a miner's output, reference indices shifted to the stacked rows."""
+    fields = [np.asarray(f) for f in tuples]
+    return {(int(t[0]),) + tuple(int(v) + shift for v in t[1:-1]) for t in zip(*fields) if t[-1]}
+
+
+def test_margin_and_easy_hard_miners_with_references(x64):
+    """triplet_margin_miner and batch_easy_hard against loops over (query, reference, reference) triplets."""
+    Q, Rf = _data()
+    W, kw = np.vstack([Q, Rf]), {"ref_emb": Rf, "ref_labels": YR}
+    for kind in ("all", "hard", "semihard", "easy"):
+        t = deep.triplet_margin_miner(Q, YQ, margin=0.3, kind=kind, **kw)
+        assert t.anchor.shape == (B * NR * NR,)
+        want = X.margin_triplets(W, YW, QROWS, "euclidean", 0.3, kind, refs=REFS)
+        assert _kept(t) == want and want
+    packed = deep.triplet_margin_miner(Q, YQ, margin=0.3, size=300, **kw)
+    assert _kept(packed) == X.margin_triplets(W, YW, QROWS, "euclidean", 0.3, "all", refs=REFS)
+    for ps, ns, rng in (("easy", "semihard", None), ("hard", "hard", None), ("semihard", "easy", None),
+                        ("hard", "easy", (0.0, 1.5))):
+        t = deep.batch_easy_hard(Q, YQ, pos_strategy=ps, neg_strategy=ns, neg_range=rng, **kw)
+        want = X.easy_hard(W, YW, QROWS, "euclidean", ps, ns, neg_range=rng, refs=REFS)
+        assert {a: (p, n) for a, p, n in _kept(t)} == want and want
+    p = deep.batch_easy_hard(Q, YQ, pos_strategy="all", neg_strategy="hard", **kw)
+    assert p.anchor.shape == (B * NR + B,)
+    got = {(int(a), int(o) + B, bool(q)) for a, o, q, m in zip(*p) if m}
+    want = {(a, j + B, True) for a in range(B) for j in range(NR) if YQ[a] == YR[j]}  # every positive pair
+    for a in QROWS:  # and each query's closest negative reference
+        want.add((a, X._pick(X._negatives(YW, QROWS, a, REFS), lambda j, a=a: X._D(W, a, j, "euclidean"), False),
+                  False))
+    assert got == want
+
+
+def test_new_miners_skip_dropped_references(x64):
+    """With a (R,) ref_mask the miners select among the kept references only (junk rows never chosen): the
+    same tuples as on the kept references, their indices mapped back."""
+    Q, Rf = _data()
+    keep = np.array([1, 1, 0, 1, 1, 0, 1, 1], bool)
+    junk = Rf.copy()
+    junk[~keep] = np.nan
+    back = np.flatnonzero(keep)
+    miners = (functools.partial(deep.triplet_margin_miner, margin=0.3), deep.batch_easy_hard,
+              functools.partial(deep.batch_easy_hard, pos_strategy="hard", neg_strategy="easy"))
+    for miner in miners:
+        masked = _kept(miner(Q, YQ, ref_emb=junk, ref_labels=YR, ref_mask=keep), shift=0)
+        kept = _kept(miner(Q, YQ, ref_emb=Rf[keep], ref_labels=YR[keep]), shift=0)
+        assert masked == {(a,) + tuple(int(back[v]) for v in t) for a, *t in kept} and kept
+    # distance-weighted draws differ with the number of references; its probabilities do not
+    P = np.asarray(deep.distance_weighted_probabilities(Q, YQ, ref_emb=junk, ref_labels=YR, ref_mask=keep))
+    P0 = np.asarray(deep.distance_weighted_probabilities(Q, YQ, ref_emb=Rf[keep], ref_labels=YR[keep]))
+    np.testing.assert_allclose(P[:, keep], P0, rtol=1e-12, atol=1e-15)
+    assert np.all(P[:, ~keep] == 0.0) and np.any(P0 > 0)
+    t = deep.distance_weighted(Q, YQ, key=jax.random.key(0), ref_emb=junk, ref_labels=YR, ref_mask=keep)
+    assert all(keep[p] and keep[n] for _, p, n in _kept(t, shift=0)) and np.any(t.mask)
+
+
+def test_distance_weighted_with_references(x64):
+    """The sampling probabilities over the references against a loop; every positive (query, reference) pair
+    gets a negative reference of positive probability."""
+    Q, Rf = _data()
+    W, kw = np.vstack([Q, Rf]), {"ref_emb": Rf, "ref_labels": YR}
+    P = np.asarray(deep.distance_weighted_probabilities(Q, YQ, cutoff=0.3, nonzero_loss_cutoff=1.9, **kw))
+    want = X.distance_weighted_probs(W, YW, QROWS, 0.3, 1.9, refs=REFS)
+    assert P.shape == (B, NR) and want
+    for a in range(B):
+        np.testing.assert_allclose(P[a], [want.get(a, {}).get(B + j, 0.0) for j in range(NR)], rtol=1e-10,
+                                   atol=1e-15)
+    t = deep.distance_weighted(Q, YQ, key=jax.random.key(3), cutoff=0.3, nonzero_loss_cutoff=1.9, **kw)
+    assert t.anchor.shape == (B * NR,)
+    kept = _kept(t, shift=0)
+    assert kept == {(a, j, int(t.negative[a * NR + j])) for a in want for j in range(NR) if YQ[a] == YR[j]}
+    assert all(P[a, n] > 0 for a, _, n in kept)
 
 
 def test_loss_with_miner_and_references(x64):
@@ -235,6 +322,12 @@ def test_loss_with_miner_and_references(x64):
     np.testing.assert_allclose([float(a), float(b)], want, rtol=1e-10)
     c = deep.contrastive(Q, YQ, miner=deep.pair_margin, **kw)
     assert np.isfinite(float(c))
+    t = deep.batch_easy_hard(Q, YQ, pos_strategy="hard", neg_strategy="easy", distance="cosine", **kw)  # its measure
+    v = deep.tuplet_margin(Q, YQ, scale=8.0, miner=functools.partial(deep.batch_easy_hard, pos_strategy="hard",
+                                                                      neg_strategy="easy"), **kw)
+    mined = sorted(_kept(t))
+    want = X.tuplet_margin(np.vstack([Q, Rf]), YW, QROWS, 0.1, 8.0, triplets=mined)
+    np.testing.assert_allclose(float(v), want, rtol=1e-10)
 
 
 def test_ref_input_errors():
