@@ -23,12 +23,8 @@ __all__ = ["MCML", "LDML", "MCML_METHOD", "LDML_METHOD", "COLLAPSE_LARGE_N"]
 # needs the driver to re-evaluate at the projected point. KEEL basic average: 0.860.
 #
 # Large data (above COLLAPSE_LARGE_N = 4096 samples, where each full-batch step costs O(N^2 d)):
-# 1000 minibatch steps of 256 anchors against 1024 sampled rows. First a feasibility rule at 10 000
-# samples (make_classification, 16 features, 26 classes, 3-NN: at 5000 samples minibatch MCML 0.784
-# in 4.3 s vs full batch 0.776 in 45 s, LDML 0.708 vs 0.707; at 20 000 the full batch did not finish
-# in 15 minutes); moved to 4096 by the protocol's full-size tier (benchmarks/PROTOCOL.md, round 10):
-# on whole training folds of the large tuning sets (4 100-6 700 rows) the minibatch path matches the
-# full batch in mean 3-NN accuracy at 8-50x less time (a full-batch fit took 1-2 minutes there).
+# 1000 minibatch steps of 256 anchors against 1024 sampled rows; the threshold was chosen by the defaults
+# protocol's full-size tier (benchmarks/PROTOCOL.md, round 10: the same mean 3-NN accuracy at 8-50x less time).
 COLLAPSE_LARGE_N = 4096
 _LARGE = dict(large_n=COLLAPSE_LARGE_N, large=dict(batch_size=256, max_iter=1000), candidates_above=COLLAPSE_LARGE_N,
               n_candidates=1024)

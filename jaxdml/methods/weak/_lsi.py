@@ -34,20 +34,9 @@ __all__ = ["LSI", "LSI_METHOD", "LSI_DEFAULT_REG", "LSI_MAX_ITER"]
 #: not separate the classes locally (10-fold 3-NN on KEEL data, exact optimum with a 1 % ridge:
 #: wine 0.905 vs 0.961 Euclidean, sonar 0.765 vs 0.837). ``reg > 0`` solves, to the same certified gap, the explicit problem
 #: ``max sum_D d_M + 0.3 reg f(M0) log det M  s.t.  <X_S + reg tr(X_S)/d I, M> <= 1``
-#: whose optimum is full rank (the log-det weight is per direction). The settings were chosen on
-#: the tuning half of the data sets only (appendicitis, bupa, iris, monk-2, sonar, wine; 10-fold
-#: DOB-SCV, min-max, k-NN, k = 3 / 5 / 7): 0.8822 / 0.8767 / 0.8790 for this default, against
-#: 0.8814 / 0.8854 / 0.8734 for the published LSI and 0.8652 / 0.8634 / 0.8539 for Euclidean.
-#: On the confirmation half (balance, cleveland, movement_libras, pima, wdbc, wisconsin): 0.8307 /
-#: 0.8314 / 0.8263, published LSI 0.8207 / 0.8219 / 0.8174, Euclidean 0.8117 / 0.8093 / 0.8136
-#: (``jaxdml experiment basic``; every fold certified converged). (A first choice, a log-det weight
-#: divided by the dimension, scored 0.7990 at k=3 there - movement_libras 0.682 - and was
-#: replaced by the per-direction weight, again chosen on the tuning half.) That split was not the
-#: protocol's; round 2 of ``benchmarks/PROTOCOL.md`` repeated the choice on the protocol's tuning
-#: half (0.1 and 0.3 within 0.2 points, neither dominating: kept 0.1) and reported it on the
-#: protocol's confirmation half: 0.8458 / 0.8485 / 0.8454 vs published 0.8362 / 0.8427 / 0.8433.
-#: Round 14 made the ridge ``reg diag(X_S)`` (scale-free; it was ``reg tr(X_S)/d I``): confirmation
-#: half 0.8437 / 0.8489 / 0.8448.
+#: whose optimum is full rank (the log-det weight is per direction), with the ridge ``reg diag(X_S)``
+#: (scale-free). Chosen by the defaults protocol (benchmarks/PROTOCOL.md, rounds 2 and 14, which hold the
+#: numbers: on its confirmation half 3-NN 0.8437 against the published LSI's 0.8362).
 LSI_DEFAULT_REG = 0.1
 #: Weight of the log-det term (per direction, in units of the objective at the scaled identity)
 #: per unit of ``reg``: the term is ``reg * LSI_LOGDET_PER_REG * f(M0) * log det M``.
