@@ -6,7 +6,10 @@ batch-hard triplets for a 256 x 128 batch of embeddings, written with ``deep.bat
 ``deep.triplet_margin`` and written by hand in ``jax.numpy`` (the same mathematics: hardest positive
 and negative from the masked distance matrix). Two steps: the loss's gradient in the embeddings
 themselves, and a step of a linear embedding ``X W`` (W 128 x 128) with Adam. Medians of interleaved
-repeats, both measured in the same process; the ratio is the number to read.
+repeats, both measured in the same process; the ratio is the number to read. With ``--pml-python PYTHON`` (an
+interpreter with torch and pytorch-metric-learning, e.g. a separate environment: ``pip install torch
+pytorch-metric-learning``) PML's step of the same batch (``TripletMarginLoss`` on ``BatchHardMiner``'s triplets,
+unnormalised Euclidean distances) is timed too, in a subprocess between the rounds.
 
 Part ``train``: the digits (1797 rows, 64 features; 1200 train / 597 test) and a synthetic set of
 20 000 rows (``make_classification``: 32 features, 10 informative, 20 classes of two clusters each;
@@ -20,7 +23,7 @@ precision@1), R-precision and MAP@R (``jaxdml.retrieval``), against the Euclidea
 linear learners LDA, NCA and LMNN (``jaxdml.fit``, 32 components or fewer; on the synthetic set they
 are fitted on ``--linear-rows`` training rows).
 
-    python benchmarks/bench_deep.py --part speed
+    python benchmarks/bench_deep.py --part speed [--pml-python /path/to/pml-env/bin/python]
     python benchmarks/bench_deep.py --part train [--datasets digits,synthetic] [--steps 2000] [--losses ...]
 """
 
@@ -74,7 +77,86 @@ def _median_s(fn, args, repeats):
     return sorted(times)[len(times) // 2]
 
 
-def run_speed(repeats: int = 300, rounds: int = 5) -> list[dict]:
+#: one PML training step of the same batch, timed in PML's own environment (``--pml-python``): the triplet margin
+#: loss on PML's batch-hard triplets, unnormalised Euclidean distances as jaxdml's; medians of ``repeats`` in ms
+_PML_SPEED = """
+import json, sys, time
+import numpy as np, torch
+from pytorch_metric_learning import distances, losses, miners
+repeats = int(sys.argv[1])
+rng = np.random.default_rng(0)
+B, d = 256, 128
+X = torch.tensor(rng.normal(size=(B, d)), dtype=torch.float32)
+y = torch.tensor(np.repeat(np.arange(32), B // 32))
+W0 = torch.tensor(rng.normal(size=(d, d)) / np.sqrt(d), dtype=torch.float32)
+dist = distances.LpDistance(normalize_embeddings=False)
+loss_fn, miner = losses.TripletMarginLoss(margin=0.2, distance=dist), miners.BatchHardMiner(distance=dist)
+def embedding_step():
+    Z = X.clone().requires_grad_(True)
+    loss = loss_fn(Z, y, miner(Z, y))
+    loss.backward()
+    return float(loss)
+W = W0.clone().requires_grad_(True)
+opt = torch.optim.Adam([W], lr=1e-3)
+def linear_step():
+    opt.zero_grad()
+    Z = X @ W
+    loss = loss_fn(Z, y, miner(Z, y))
+    loss.backward()
+    opt.step()
+    return float(loss)
+out = {"torch": torch.__version__, "threads": torch.get_num_threads()}
+for name, step in (("embedding gradient", embedding_step), ("linear model + Adam step", linear_step)):
+    for _ in range(20):
+        step()
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - t0)
+    out[name] = 1e3 * sorted(times)[len(times) // 2]
+print(json.dumps(out))
+"""
+
+
+def _pml_round(pml_python: str, repeats: int) -> dict:
+    import subprocess
+
+    r = subprocess.run([pml_python, "-c", _PML_SPEED, str(repeats)], capture_output=True, text=True, timeout=900)
+    if r.returncode:
+        raise SystemExit(f"--pml-python: the PML timing failed:\n{r.stderr[-2000:]}")
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def _speed_steps(kind, X, y, W0, opt):
+    """The jitted step of each implementation for one kind of step, its compile time and first value."""
+    import jax
+    import optax
+
+    steps, compile_s, values = {}, {}, {}
+    for name, loss in (("jaxdml.losses.deep", _library_batch_hard_triplet), ("hand-written jnp", _hand_batch_hard_triplet)):
+        if kind == "embedding gradient":
+            fn = jax.jit(jax.value_and_grad(lambda Z, loss=loss: loss(Z, y, 0.2)))
+            args = (X,)
+        else:
+            def step(W, state, loss=loss):
+                value, g = jax.value_and_grad(lambda W: loss(X @ W, y, 0.2))(W)
+                updates, state = opt.update(g, state, W)
+                return optax.apply_updates(W, updates), state, value
+
+            fn = jax.jit(step)
+            args = (W0, opt.init(W0))
+        t0 = time.perf_counter()
+        out = jax.block_until_ready(fn(*args))
+        compile_s[name] = time.perf_counter() - t0
+        values[name] = float(out[0] if kind == "embedding gradient" else out[2])
+        steps[name] = (fn, args)
+    return steps, compile_s, values
+
+
+def run_speed(repeats: int = 300, rounds: int = 5, pml_python: str | None = None) -> list[dict]:
+    """Each kind of step by jaxdml and by hand, medians of interleaved rounds; with ``pml_python`` also PML's step,
+    timed in a subprocess of that interpreter in each round (between the JAX rounds: the same machine load)."""
     import jax
     import jax.numpy as jnp
     import numpy as np
@@ -87,35 +169,28 @@ def run_speed(repeats: int = 300, rounds: int = 5) -> list[dict]:
     W0 = jnp.asarray(rng.normal(size=(d, d)) / np.sqrt(d), jnp.float32)
     opt = optax.adam(1e-3)
     jax.block_until_ready(jax.jit(lambda A: A @ A.T)(X))  # start the backend before any timed compilation
+    kinds = ("embedding gradient", "linear model + Adam step")
+    built = {kind: _speed_steps(kind, X, y, W0, opt) for kind in kinds}
+    med = {kind: {name: [] for name in built[kind][0]} for kind in kinds}
+    pml = {kind: [] for kind in kinds}
+    for _ in range(rounds):  # interleaved, so that all see the same machine load
+        for kind in kinds:
+            for name, (fn, args) in built[kind][0].items():
+                med[kind][name].append(_median_s(fn, args, repeats))
+        if pml_python:
+            one = _pml_round(pml_python, repeats)
+            for kind in kinds:
+                pml[kind].append(one[kind] / 1e3)
     rows = []
-    for kind in ("embedding gradient", "linear model + Adam step"):
-        steps, compile_s, values = {}, {}, {}
-        for name, loss in (("jaxdml.losses.deep", _library_batch_hard_triplet), ("hand-written jnp", _hand_batch_hard_triplet)):
-            if kind == "embedding gradient":
-                fn = jax.jit(jax.value_and_grad(lambda Z, loss=loss: loss(Z, y, 0.2)))
-                args = (X,)
-            else:
-                def step(W, state, loss=loss):
-                    value, g = jax.value_and_grad(lambda W: loss(X @ W, y, 0.2))(W)
-                    updates, state = opt.update(g, state, W)
-                    return optax.apply_updates(W, updates), state, value
-
-                fn = jax.jit(step)
-                args = (W0, opt.init(W0))
-            t0 = time.perf_counter()
-            out = jax.block_until_ready(fn(*args))
-            compile_s[name] = time.perf_counter() - t0
-            values[name] = float(out[0] if kind == "embedding gradient" else out[2])
-            steps[name] = (fn, args)
-        med = {name: [] for name in steps}
-        for _ in range(rounds):  # interleaved, so that both see the same machine load
-            for name, (fn, args) in steps.items():
-                med[name].append(_median_s(fn, args, repeats))
-        lib, hand = (float(np.median(med[n])) for n in ("jaxdml.losses.deep", "hand-written jnp"))
-        rows.append(dict(step=kind, library_ms=1e3 * lib, hand_ms=1e3 * hand, ratio=lib / hand,
-                         library_compile_s=compile_s["jaxdml.losses.deep"], hand_compile_s=compile_s["hand-written jnp"],
-                         same_value=bool(np.isclose(values["jaxdml.losses.deep"], values["hand-written jnp"],
-                                                    rtol=1e-4))))
+    for kind in kinds:
+        _, compile_s, values = built[kind]
+        lib, hand = (float(np.median(med[kind][n])) for n in ("jaxdml.losses.deep", "hand-written jnp"))
+        row = dict(step=kind, library_ms=1e3 * lib, hand_ms=1e3 * hand, ratio=lib / hand,
+                   library_compile_s=compile_s["jaxdml.losses.deep"], hand_compile_s=compile_s["hand-written jnp"],
+                   same_value=bool(np.isclose(values["jaxdml.losses.deep"], values["hand-written jnp"], rtol=1e-4)))
+        if pml_python:
+            row.update(pml_ms=1e3 * float(np.median(pml[kind])), pml_ratio=lib / float(np.median(pml[kind])))
+        rows.append(row)
         print(json.dumps(rows[-1]), flush=True)
     return rows
 
@@ -299,6 +374,8 @@ def main(argv=None):
     ap.add_argument("--losses", default=",".join(LOSSES), help="the MLP losses to train, comma-separated")
     ap.add_argument("--no-linear", action="store_true", help="skip LDA/NCA/LMNN")
     ap.add_argument("--repeats", type=int, default=300)
+    ap.add_argument("--pml-python", default=None, metavar="PYTHON",
+                    help="an interpreter with torch and pytorch-metric-learning: also time PML's step side by side")
     ap.add_argument("--out", default=RESULTS)
     ap.add_argument("--update-docs", action="store_true",
                     help="write the tables into docs/benchmarks/deep.md (blocks deep-speed, deep-train)")
@@ -308,12 +385,15 @@ def main(argv=None):
             update_docs_page("deep", block, None)
     payload = dict(machine=machine())
     if args.part in ("speed", "all"):
-        speed = run_speed(args.repeats)
+        speed = run_speed(args.repeats, pml_python=args.pml_python)
         payload["speed"] = speed
-        table = markdown_table(speed, [("step", "step (256 x 128, triplet + batch-hard)", ""),
-                                     ("library_ms", "jaxdml (ms)", ".3f"), ("hand_ms", "hand-written jnp (ms)", ".3f"),
-                                     ("ratio", "ratio", ".2f"), ("library_compile_s", "jaxdml compile (s)", ".2f"),
-                                     ("hand_compile_s", "hand compile (s)", ".2f"), ("same_value", "same value", "")])
+        columns = [("step", "step (256 x 128, triplet + batch-hard)", ""), ("library_ms", "jaxdml (ms)", ".3f"),
+                   ("hand_ms", "hand-written jnp (ms)", ".3f"), ("ratio", "ratio", ".2f")]
+        if args.pml_python:
+            columns += [("pml_ms", "PML (ms)", ".3f"), ("pml_ratio", "jaxdml / PML", ".2f")]
+        columns += [("library_compile_s", "jaxdml compile (s)", ".2f"), ("hand_compile_s", "hand compile (s)", ".2f"),
+                    ("same_value", "same value", "")]
+        table = markdown_table(speed, columns)
         print(table)
         if args.update_docs:
             update_docs_page("deep", "deep-speed", f"{page_head(payload['machine'])}\n\n{table}")
