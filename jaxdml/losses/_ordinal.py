@@ -115,14 +115,14 @@ def odml(L, problem: OrdinalProblem, *, alpha=0.01, margin=1.0, weighted: bool =
     return alpha * jnp.sum(L * L) + total / jnp.maximum(count, 1.0)
 
 
-def _chain_count(S, member, before, chain_size):
-    """``sum 1^T W^{k-1} 1`` per anchor with ``W[i, m, j] = member_m member_j before_{mj} S_{mj}``:
+def _chain_count(P, member, chain_size):
+    """``sum 1^T W^{k-1} 1`` per anchor with ``W[i, m, j] = member_m member_j P_{imj}`` (``P = before * S``,
+    shared by the sides: the 0/1 ``member`` masks enter each product instead of a masked copy of ``P``):
     the (soft) number of chains of ``chain_size`` members, each later one farther and not closer in
     grade."""
-    W = S * (member[:, :, None] * member[:, None, :]) * before
     c = member
     for _ in range(chain_size - 1):
-        c = jnp.einsum("imj,ij->im", W, c)
+        c = member * jnp.einsum("imj,ij->im", P, member * c)
     return jnp.sum(c, axis=1)
 
 
@@ -181,8 +181,8 @@ def cmoml(L, problem: OrdinalProblem, *, chain_size: int = 3, temperature=0.1, b
         up = mask * (gap >= 0)
         down = mask * (gap <= 0)
         flat = mask * (gap == 0)
-        total = (_chain_count(S, up, before, chain_size) + _chain_count(S, down, before, chain_size)
-                 - _chain_count(S, flat, before, chain_size))
+        P = S * before
+        total = _chain_count(P, up, chain_size) + _chain_count(P, down, chain_size) - _chain_count(P, flat, chain_size)
         return jnp.sum(w[rows] * real * total)
 
     chains = _anchor_blocks(block, problem, block_elements)
