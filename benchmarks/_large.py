@@ -68,13 +68,16 @@ def sign_test_p(b: int, c: int) -> float:
     return sum(math.comb(n, i) for i in range(b, n + 1)) / 2**n  # exact integers: no overflow for large n
 
 
-def gain_check(results, *, tolerance=0.003, alpha=ALPHA):
+def gain_check(results, *, tolerance=0.003, alpha=ALPHA, outside=frozenset()):
     """The round-16 verdict per (method, data set) and per method, from ``large-`` results.
 
     A method *beats Euclidean on the subsets* of a set when its mean 3-NN accuracy over the splits
     exceeds Euclidean's there. Where it does, on all rows it must not be significantly below
     Euclidean (the pooled sign test) and, averaged over those sets, not more than ``tolerance``
     below it. Returns ``(rows, verdicts)``: one row per (method, set), one verdict per method.
+    The methods in ``outside`` do not learn from class labels (they read them as ordered grades or
+    regression targets: ``Method.labels`` is False), so the rule, which is about class labels, does not
+    judge them: their rows are reported with the check ``"n/a"`` and their verdict's ``ok`` is None.
     """
     by_key = {(r["method"], r["dataset"], str(r["n"])): r for r in results if r.get("status") == "ok"}
     rows, gains = [], {}
@@ -91,6 +94,8 @@ def gain_check(results, *, tolerance=0.003, alpha=ALPHA):
             row["subset_gain"] = sub["accuracy"] - sub["euclidean"]
         beats = row.get("subset_gain", 0.0) > 0
         row["check"] = ("loss" if beats and p < alpha else "ok") if beats else "-"
+        if method in outside:
+            row["check"] = "n/a"
         if beats:
             gains.setdefault(method, []).append(row["full_gain"])
         rows.append(row)
@@ -99,7 +104,7 @@ def gain_check(results, *, tolerance=0.003, alpha=ALPHA):
         mine = [r for r in rows if r["method"] == method]
         mean = float(np.mean(gains[method])) if gains.get(method) else None
         losses = [r["dataset"] for r in mine if r["check"] == "loss"]
-        ok = not losses and (mean is None or mean >= -tolerance)
+        ok = None if method in outside else not losses and (mean is None or mean >= -tolerance)
         verdicts[method] = dict(ok=ok, significant_losses=losses, mean_gain_where_subset_beats=mean,
                                 max_fit_s=max(r["fit_s"] for r in mine),
                                 max_peak_rss_mib=max(r["peak_rss_mib"] for r in mine))

@@ -269,6 +269,10 @@ def test_round16_gain_check_flags_a_gain_turned_into_a_significant_loss():
     assert checks == {("a", "x"): "loss", ("b", "x"): "-", ("c", "x"): "ok", ("c", "y"): "ok"}
     assert not verdicts["a"]["ok"] and verdicts["b"]["ok"]
     assert not verdicts["c"]["ok"] and verdicts["c"]["significant_losses"] == []  # mean -0.55 points
+    # a method that reads the labels as grades or targets is reported, not judged
+    rows, verdicts = _large().gain_check(results, outside=frozenset({"a"}))
+    assert {(r["method"], r["dataset"]): r["check"] for r in rows}[("a", "x")] == "n/a"
+    assert verdicts["a"]["ok"] is None and verdicts["b"]["ok"] and not verdicts["c"]["ok"]
 
 
 def test_round16_splits_follow_the_written_rule():
