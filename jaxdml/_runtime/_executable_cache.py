@@ -446,9 +446,9 @@ def _default_device():
     import jax
 
     dev = jax.config.jax_default_device
-    if dev is None or isinstance(dev, str):
-        return jax.devices(dev)[0] if isinstance(dev, str) else jax.devices()[0]
-    return dev
+    if dev is None:
+        return jax.devices()[0]
+    return jax.devices(dev)[0] if isinstance(dev, str) else dev  # a platform name, or a device
 
 def cached_jit(fn=None, *, static_argnames=(), **jit_kwargs):
     """``jax.jit(fn, static_argnames=..., **jit_kwargs)`` whose compiled executables also go to the
