@@ -185,6 +185,8 @@ def worker(method, paths, n):
                converged=all(s["converged"] for s in per_split), n_iter=first["n_iter"],
                peak_rss_mib=peak_rss_mb(), device_peak_mib=device_peak_mib(), backend=jax.default_backend(),
                warnings=sorted(notes)[:3], per_split=per_split)
+    if all("own_accuracy" in s for s in per_split):  # the method's own metric, where the fit blended it
+        out["own_accuracy"] = float(np.mean([s["own_accuracy"] for s in per_split]))
     print(json.dumps(out), flush=True)
 
 
@@ -206,6 +208,14 @@ def _fit_one(method, settings, path, n):
                accuracy=float(right.mean()), euclidean=float(base.mean()), b=int(np.sum(base & ~right)),
                c=int(np.sum(right & ~base)), converged=bool(getattr(fitted, "converged", True)),
                n_iter=int(getattr(fitted, "n_iter", 0) or 0))
+    blend = getattr(fitted, "info", {}).get("euclidean_blend")
+    if blend is not None:  # the weight the fit chose, and the method's own metric's test rows beside the blend's
+        one["blend_weight"] = blend["weight"]
+        own = right
+        if "own_L" in blend:
+            L = np.asarray(blend["own_L"])
+            own = knn_accuracy(Xtr @ L.T, ytr, Xte @ L.T, yte, per_row=True)
+        one.update(own_accuracy=float(own.mean()), own_b=int(np.sum(base & ~own)), own_c=int(np.sum(own & ~base)))
     return one, caught
 
 

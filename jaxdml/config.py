@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import numbers
 
 import jax
 
 from ._runtime import _executable_cache
 
 __all__ = ["set_memory_budget", "get_memory_budget", "memory_budget", "block_elements", "set_matmul_precision",
-           "get_matmul_precision", "matmul_precision", "precise", "set_executable_cache", "get_executable_cache"]
+           "get_matmul_precision", "matmul_precision", "precise", "set_executable_cache", "get_executable_cache",
+           "set_euclidean_blend", "get_euclidean_blend", "euclidean_blend"]
 
-_STATE = {"budget": 1 << 30, "precision": "highest"}  # bytes; jax.default_matmul_precision name
+_STATE = {"budget": 1 << 30, "precision": "highest", "blend": "auto"}  # bytes; jax.default_matmul_precision name
 _PRECISIONS = ("highest", "high", "default")
 
 #: a block of pairwise work holds a few temporaries of its size (distances, weights, their
@@ -97,6 +99,45 @@ def precise(fn):
             return fn(*args, **kwargs)
 
     return call
+
+
+def check_euclidean_blend(value) -> None:
+    """``"auto"``, ``"off"`` or a weight in [0, 1]; a ``ValueError`` naming the value otherwise."""
+    if isinstance(value, str) and value in ("auto", "off"):
+        return
+    if isinstance(value, numbers.Real) and not isinstance(value, bool) and 0.0 <= float(value) <= 1.0:
+        return
+    raise ValueError(f"euclidean_blend must be 'auto', 'off' or a weight in [0, 1]; got {value!r}.")
+
+
+def set_euclidean_blend(value) -> None:
+    """Set how fits that do not say otherwise blend a learned metric with the Euclidean one.
+
+    ``"auto"`` (default): a fit on more than 4096 rows of a method that learns a full-dimensional linear
+    metric from class labels returns ``M_t = (1 - t) (tr M / d) I + t M``, ``t`` the largest of
+    0, 1/4, 1/2, 3/4, 1 whose leave-one-out 3-NN accuracy on 2 000 of the training rows is the best
+    (``t = 1``, the method's own metric, unless a blend scores higher; a warning says when ``t < 1``);
+    ``"off"``: never; a weight in [0, 1]: that blend at any size. ``jaxdml.fit(..., euclidean_blend=...)``
+    sets it for one fit. The rule and its measurements: ``benchmarks/PROTOCOL.md``, round 17.
+    """
+    check_euclidean_blend(value)
+    _STATE["blend"] = value
+
+
+def get_euclidean_blend():
+    """How fits blend a learned metric with the Euclidean one (see :func:`set_euclidean_blend`)."""
+    return _STATE["blend"]
+
+
+@contextlib.contextmanager
+def euclidean_blend(value):
+    """Context manager form of :func:`set_euclidean_blend` (e.g. ``with euclidean_blend("off"):``)."""
+    old = _STATE["blend"]
+    set_euclidean_blend(value)
+    try:
+        yield
+    finally:
+        _STATE["blend"] = old
 
 
 def set_executable_cache(on) -> None:

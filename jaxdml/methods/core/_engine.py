@@ -18,9 +18,10 @@ from ..._runtime._logging import log_history, show_progress
 from ..._runtime._warnings import warn
 from ..._validation import Interval, check_data, check_n_components, check_params, encode_labels
 from ...compilation import ensure_default_cache
-from ...config import get_matmul_precision
+from ...config import check_euclidean_blend, get_euclidean_blend, get_matmul_precision
 from ...linalg import components_from_metric
 from ...solvers._result import FittedMetric
+from ._blend import apply_blend, blend_applies
 from ._record import SETTING_CONSTRAINTS, SETTINGS, Method
 
 __all__ = ["run", "split_settings", "check_hyper", "check_settings"]
@@ -134,7 +135,7 @@ def to_result(out, name: str, classes) -> FittedMetric:
 
 
 def run(method: Method, X, y, *, n_components=None, max_iter=None, tol=None, random_state=None, verbose=0,
-        settings=None, hyper=None, checked=False) -> FittedMetric:
+        settings=None, hyper=None, checked=False, euclidean_blend=None) -> FittedMetric:
     """Validate once and run ``method`` on ``(X, y)`` (with one BLAS thread).
 
     ``settings``: the :data:`SETTINGS` of :func:`jaxdml.fit` (unset ones are ignored);
@@ -143,6 +144,8 @@ def run(method: Method, X, y, *, n_components=None, max_iter=None, tol=None, ran
     data (float64, finite, 2-D, labels of matching length), so they are not checked again.
     """
     ensure_default_cache()  # estimators and jaxdml.fit alike: a later process loads, not compiles
+    blend = get_euclidean_blend() if euclidean_blend is None else euclidean_blend
+    check_euclidean_blend(blend)
     given = split_settings(method, settings or {})
     hyper = dict(hyper or {})
     if not checked:
@@ -177,6 +180,9 @@ def run(method: Method, X, y, *, n_components=None, max_iter=None, tol=None, ran
         out = method.solve(X, codes, n_classes, n_components=n_components, random_state=random_state,
                            max_iter=max_iter, tol=tol, verbose=verbose, **{**method.defaults, **given, **hyper})
         result = to_result(out, method.name, classes)
+    if blend_applies(blend, learns=method.learns, labels=method.labels, codes=codes, n_classes=n_classes,
+                     L=result.L):
+        apply_blend(result, blend, X, codes, random_state, warn)
     if verbose and method.loss is None:  # solvers outside the optax driver report after the solve
         log_history(method.name, result.loss_history, verbose, n_iter=result.n_iter, converged=result.converged)
     return result
