@@ -34,13 +34,15 @@ def nca(L, problem, *, reg=0.0, logdet=0.0, anchors=None, candidates=None, block
         0: the paper's objective. The k-NN rule does not see the scale of ``L`` but the
         objective does: unpenalised, it grows ``L`` until each training point's softmax
         neighbourhood holds one or two points, which overfits small, noisy data.
-    logdet : float, default=0.0
+    logdet : float or None, default=0.0
         Weight :math:`\mu` of a log-determinant term :math:`-\mu \log\det(\tilde L \tilde L^T)` on the
         map in range units (:math:`\tilde L = L\,\mathrm{diag}(r)`). With ``logdet = reg`` the two
         terms are :math:`\lambda\,(\operatorname{tr} \tilde M - \log\det \tilde M)`, the LogDet
         divergence to the Euclidean metric of the range-scaled data (up to a constant, at full
         dimension): a direction the NCA term does not use stays at unit length instead of being
-        shrunk to zero, so the penalty never collapses the metric's rank.
+        shrunk to zero, so the penalty never collapses the metric's rank. None or a Python 0 leaves the
+        term out of the program (a traced weight of 0 still evaluates it, and a map of numerically lower
+        rank makes it ``0 * inf``).
     anchors : int array, optional
         Evaluate the objective only for these rows (a minibatch), each still exactly against every
         sample; the mean is then over the valid anchors. Default: all rows.
@@ -86,7 +88,10 @@ def nca(L, problem, *, reg=0.0, logdet=0.0, anchors=None, candidates=None, block
 
     m = n_anchors(problem, anchors)
     total = linalg.sum_over_blocks(block, m, row_block(problem, ncols, block_elements, anchors), rows=anchors)
-    return -total / n_valid(problem, anchors) + reg * range_penalty(L, problem) - logdet * range_logdet(L, problem)
+    value = -total / n_valid(problem, anchors) + reg * range_penalty(L, problem)
+    if logdet is None or (isinstance(logdet, (int, float)) and logdet == 0):  # off: not even 0 * log det
+        return value
+    return value - logdet * range_logdet(L, problem)
 
 
 def _ranges(problem):

@@ -26,14 +26,16 @@ NCA_REG = 1e-4
 
 
 def _logdet_follows_reg(hyper):
-    """NCA's ``logdet="auto"``: the value of ``reg`` (0 when the penalty is off)."""
-    return hyper["reg"]
+    """NCA's ``logdet="auto"``: the value of ``reg``; None (the term left out of the compiled program,
+    not weighted by a traced 0) when the penalty is off, since ``0 * log det`` is NaN where the float32
+    determinant of a map that lost rank numerically rounds to 0."""
+    return None if hyper["reg"] == 0 else hyper["reg"]
 
 
 _NCA = gradient_method(
     "nca",
     LossSpec(nca, "L", optimizer="lbfgs", max_iter=100, batch_size=256, large_n=NCA_LARGE_N,
-             large=dict(optimizer="adam", learning_rate=2e-2, max_iter=1000, hyper=dict(reg=0.0, logdet=0.0)),
+             large=dict(optimizer="adam", learning_rate=2e-2, max_iter=1000, hyper=dict(reg=0.0, logdet=None)),
              candidates_above=NCA_LARGE_N, n_candidates=1024,
              auto_hyper=dict(reg=NCA_REG, logdet=_logdet_follows_reg)),
     defaults=dict(reg="auto", logdet="auto"),
