@@ -435,22 +435,50 @@ CHECK_COLUMNS = [("method", "method", ""), ("dataset", "data", ""), ("subset_gai
                  ("check", "check", ""), ("fit_s", "fit s", ".1f"), ("peak_rss_mib", "peak RSS MiB", ".0f")]
 
 
+def own_metrics(results):
+    """The results as the methods' own metrics scored them, where a fit returned a Euclidean blend
+    (protocol round 17: ``own_accuracy`` and each split's ``own_b``/``own_c``); other results unchanged."""
+    out = []
+    for r in results:
+        if "own_accuracy" in r:
+            r = {**r, "accuracy": r["own_accuracy"],
+                 "per_split": [{**s, "b": s["own_b"], "c": s["own_c"]} for s in r["per_split"]]}
+        out.append(r)
+    return out
+
+
+def _verdict_line(verdicts):
+    failing = [f"{m} (significantly below on {', '.join(v['significant_losses']) or 'no set'}; mean all-rows gain "
+               f"where the subsets beat Euclidean {v['mean_gain_where_subset_beats'] * 100:+.2f} points)"
+               for m, v in verdicts.items() if v["ok"] is False]
+    return f"fails for {'; '.join(failing)}." if failing else "every method that learns from class labels passes."
+
+
 def gain_check_table(results):
     """Protocol round 16's gain check: per (method, set) the gains (means over the splits), the discordant
     rows (b: only Euclidean right, c: only the method), the sign test's p and the verdict; then the methods
-    that fail it."""
+    that fail it. Where fits returned a Euclidean blend (round 17), the methods' own metrics' all-rows gain
+    and verdict beside it."""
     import jaxdml
 
     outside = frozenset(name for name, record in jaxdml.methods().items() if not record.labels)
     rows, verdicts = _large.gain_check(results, outside=outside)
-    failing = [f"{m} (significantly below on {', '.join(v['significant_losses']) or 'no set'}; mean all-rows gain "
-               f"where the subsets beat Euclidean {v['mean_gain_where_subset_beats'] * 100:+.2f} points)"
-               for m, v in verdicts.items() if v["ok"] is False]
+    columns = CHECK_COLUMNS
+    blended = any("own_accuracy" in r for r in results)
+    own_line = ""
+    if blended:
+        own_rows, own_verdicts = _large.gain_check(own_metrics(results), outside=outside)
+        own = {(r["method"], r["dataset"]): r for r in own_rows}
+        for r in rows:
+            mine = own[(r["method"], r["dataset"])]
+            r.update(own_gain=mine["full_gain"], own_check=mine["check"])
+        columns = CHECK_COLUMNS[:4] + [("own_gain", "own metric, all rows", "+.4f"),
+                                       ("own_check", "own check", "")] + CHECK_COLUMNS[4:]
+        own_line = f" The methods' own metrics (without the Euclidean blend): {_verdict_line(own_verdicts)}"
     grades = sorted(m for m, v in verdicts.items() if v["ok"] is None)
     slow = [f"{m} ({v['max_fit_s']:.0f} s)" for m, v in verdicts.items() if v["max_fit_s"] > 60]
     big = [f"{m} ({v['max_peak_rss_mib'] / 1024:.1f} GiB)" for m, v in verdicts.items() if v["max_peak_rss_mib"] > 4096]
-    return (markdown_table(rows, CHECK_COLUMNS) + "\n\nGain check (round 16): "
-            + (f"fails for {'; '.join(failing)}." if failing else "every method that learns from class labels passes.")
+    return (markdown_table(rows, columns) + "\n\nGain check (round 16): " + _verdict_line(verdicts) + own_line
             + (f" Not judged (they read the class codes as ordered grades or regression targets): {', '.join(grades)}."
                if grades else "")
             + f" Over 60 s: {', '.join(slow) or 'none'}. Over 4 GiB: {', '.join(big) or 'none'}.")

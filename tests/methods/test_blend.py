@@ -27,6 +27,7 @@ def fixed_maps(monkeypatch):
 
     jaxdml.register_method(Method("noise_map", "L", solver([1e-3, 1.0])))
     jaxdml.register_method(Method("signal_map", "L", solver([1.0, 1e-3])))
+    jaxdml.register_method(Method("zero_map", "L", solver([0.0, 0.0])))
 
 
 def two_features(n, seed=0):
@@ -89,6 +90,16 @@ def test_auto_blends_a_metric_that_loses_to_euclidean_on_large_data(fixed_maps):
         return KNeighborsClassifier(3).fit(X @ L.T, y).score(Xt @ L.T, yt)
 
     assert acc(res.L) > acc(info["own_L"]) + 0.1
+
+
+def test_a_collapsed_metric_blends_with_the_unit_identity(fixed_maps):
+    X, y = two_features(BLEND_ABOVE + 200)
+    res, caught = fit_caught(X, y, loss="zero_map", random_state=0)
+    info = res.info["euclidean_blend"]
+    scores = info["loo_accuracy"]
+    assert scores[-1] < 0.6 < 0.9 < scores[0] == scores[1] == scores[2] == scores[3]  # every blend is Euclidean
+    assert info["weight"] == 0.75 and len(caught) == 1  # the largest weight of the best score
+    np.testing.assert_allclose(res.L.T @ res.L, 0.25 * np.eye(2), atol=1e-12)
 
 
 def test_auto_keeps_a_metric_that_wins_and_leaves_small_fits_alone(fixed_maps):

@@ -10,7 +10,8 @@ training rows show it before any test row does: leave-one-out 3-NN on them ranks
 test rows do (there: Euclidean 0.838, LSI 0.797 on 2 000 left-out rows; test 0.815 and 0.785).
 
 The rule: the blends ``M_t = (1 - t) (tr M / d) I + t M`` for ``t`` in :data:`WEIGHTS` (same trace,
-so ``t`` weighs the two shapes, and k-NN does not see the scale), each scored by leave-one-out 3-NN
+so ``t`` weighs the two shapes, and k-NN does not see the scale; a metric that collapsed to zero blends
+with the unit identity), each scored by leave-one-out 3-NN
 (majority vote, a tie to the nearest of the tied labels) of up to :data:`QUERIES` training rows drawn
 with the fit's seed against all training rows; the largest ``t`` of the best score is returned. The
 method's own metric (``t = 1``) is returned unchanged whenever no blend scores above it.
@@ -49,11 +50,13 @@ def blend_applies(value, *, learns: str, labels: bool, codes, n_classes: int, L)
 
 
 def blended_map(M, t: float) -> np.ndarray:
-    """A square ``L`` with ``L^T L = (1 - t) (tr M / d) I + t M`` (float64; rows by decreasing eigenvalue)."""
+    """A square ``L`` with ``L^T L = (1 - t) (tr M / d) I + t M`` (float64; rows by decreasing eigenvalue); a
+    zero ``M`` (a collapsed fit) blends with the unit identity."""
     M = np.asarray(M, np.float64)
     M = 0.5 * (M + M.T)
     d = M.shape[0]
-    B = (1.0 - t) * (np.trace(M) / d) * np.eye(d) + t * M
+    scale = np.trace(M) / d
+    B = (1.0 - t) * (scale if scale > 0 else 1.0) * np.eye(d) + t * M
     w, V = np.linalg.eigh(B)
     w, V = np.clip(w[::-1], 0.0, None), V[:, ::-1]
     return np.sqrt(w)[:, None] * V.T
@@ -85,7 +88,7 @@ def apply_blend(result, value, X, codes, random_state, warn) -> None:
     the scores of ``"auto"``) and, when it is below 1, the method's own map as ``"own_L"``; ``warn(message)``
     reports a weight below 1 that ``"auto"`` chose."""
     M = result.L.T @ result.L if result.metric_ is None else np.asarray(result.metric_, np.float64)
-    if not np.all(np.isfinite(M)) or np.trace(M) <= 0:  # nothing to weigh (a collapsed fit warns itself)
+    if not np.all(np.isfinite(M)):  # a failed fit says so itself
         return
     chosen = dict(weight=float(value)) if not isinstance(value, str) else choose_blend(X, codes, M, random_state)
     result.info["euclidean_blend"] = chosen
@@ -100,7 +103,7 @@ def apply_blend(result, value, X, codes, random_state, warn) -> None:
         scores = dict(zip(chosen["weights"], chosen["loo_accuracy"]))
         what = ("the Euclidean metric's" if t == 0.0 else
                 f"its blend with the Euclidean metric at weight {t:g} (Euclidean alone {scores[0.0]:.4f})")
-        returned = "the Euclidean metric (at the learned metric's trace)" if t == 0.0 else "the blend"
+        returned = "the Euclidean metric" if t == 0.0 else "the blend"
         warn(f"{result.method}: on these {len(codes)} training rows the learned metric's leave-one-out {K}-NN "
              f"accuracy ({scores[1.0]:.4f} on {chosen['queries']} of them) is below {what}: {scores[t]:.4f}; the "
              f"fit returns {returned}, info['euclidean_blend'] the scores and the method's own map ('own_L'). "
