@@ -341,7 +341,7 @@ def run_matrix(rows, timeouts, paths, args, env):
 
 
 #: the pages of docs/benchmarks/ that hold each table block ``--update-docs`` writes
-DOCS_BLOCKS = {"scale-matrix": "scale", "gpu-check": "gpu"}
+DOCS_BLOCKS = {"scale-matrix": "scale", "scale-matrix-blend": "scale", "gpu-check": "gpu"}
 
 COLUMNS = [("dataset", "data", ""), ("n", "N", ""), ("method", "method", ""), ("status", "status", ""),
            ("fit_s", "fit s", ".1f"), ("cpu_s", "CPU s", ".1f"), ("peak_rss_mib", "peak RSS MiB", ".0f"),

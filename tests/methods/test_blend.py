@@ -132,6 +132,21 @@ def test_off_a_fixed_weight_and_what_is_never_blended(fixed_maps):
     assert "euclidean_blend" not in unlabelled.info
 
 
+def test_a_measured_loss_warns_only_where_the_fit_is_not_blended(fixed_maps):
+    """``Method.measured_loss`` describes the method's own metric: a fit that the blend checks does not repeat it;
+    with the blend off it does."""
+    from jaxdml.methods.core._record import MeasuredLoss
+
+    record = jaxdml.methods()["noise_map"]._replace(measured_loss=MeasuredLoss(4000, "Measured: a test."))
+    X, y = two_features(BLEND_ABOVE + 200)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        jaxdml.methods.run(record, X, y, random_state=0)
+    assert not [w for w in caught if "Measured: a test" in str(w.message)]
+    with pytest.warns(UserWarning, match="Measured: a test"):
+        jaxdml.methods.run(record, X, y, random_state=0, euclidean_blend="off")
+
+
 @pytest.mark.parametrize("bad", ["on", -0.1, 1.5, True, None])
 def test_bad_blend_values_name_the_problem(bad, fixed_maps):
     X, y = two_features(50)

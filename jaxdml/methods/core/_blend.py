@@ -37,14 +37,15 @@ QUERIES = 2000
 K = 3
 
 
-def blend_applies(value, *, learns: str, labels: bool, codes, n_classes: int, L) -> bool:
-    """Whether a fit is blended: a linear metric of full dimension learned from class labels, and
-    ``value`` a weight, or ``"auto"`` on more than :data:`BLEND_ABOVE` rows."""
+def blend_applies(value, *, learns: str, labels: bool, codes, n_classes: int, shape) -> bool:
+    """Whether a fit is blended: a linear metric of full dimension (``shape``, the map's ``(n_components,
+    n_features)``) learned from class labels, and ``value`` a weight, or ``"auto"`` on more than
+    :data:`BLEND_ABOVE` rows."""
     if isinstance(value, str) and value == "off":
         return False
     if learns not in ("L", "M") or not labels or codes is None or n_classes < 2:
         return False
-    if np.ndim(L) != 2 or L.shape[0] != L.shape[1]:  # a reduced output dimension keeps its meaning
+    if len(shape) != 2 or shape[0] != shape[1]:  # a reduced output dimension keeps its meaning
         return False
     return not isinstance(value, str) or len(codes) > BLEND_ABOVE
 

@@ -165,23 +165,24 @@ def run(method: Method, X, y, *, n_components=None, max_iter=None, tol=None, ran
     if isinstance(random_state, np.random.Generator):  # internals take scikit-learn's forms
         random_state = np.random.RandomState(int(random_state.integers(2**32)))
     n_classes = 0 if classes is None else len(classes)
-    if method.measured_loss is not None and X.shape[0] >= method.measured_loss.rows:
-        warn(f"{method.name}: on {X.shape[0]} training rows this method's default may learn a metric worse than "
-             f"the Euclidean one for k-NN. {method.measured_loss.text} Compare it with loss='euclidean' on held-out "
-             "rows.", UserWarning)
     init = (settings or {}).get("init")
     if n_components is None and method.learns == "L" and not isinstance(init, str) and init is not None:
         shape = np.shape(init)  # an initial map fixes the output dimension (as scikit-learn's NCA)
         if len(shape) == 2 and 1 <= shape[0] <= min(shape[1], X.shape[1]):
             n_components = int(shape[0])
     n_components = resolve_n_components(method, n_components, X.shape[1], n_classes)
+    blends = blend_applies(blend, learns=method.learns, labels=method.labels, codes=codes, n_classes=n_classes,
+                           shape=(n_components, X.shape[1]))
+    if method.measured_loss is not None and X.shape[0] >= method.measured_loss.rows and not blends:
+        warn(f"{method.name}: on {X.shape[0]} training rows this method's default may learn a metric worse than "
+             f"the Euclidean one for k-NN. {method.measured_loss.text} Compare it with loss='euclidean' on held-out "
+             "rows.", UserWarning)
     show_progress(verbose)
     with single_threaded_blas(), jax.default_matmul_precision(get_matmul_precision()):
         out = method.solve(X, codes, n_classes, n_components=n_components, random_state=random_state,
                            max_iter=max_iter, tol=tol, verbose=verbose, **{**method.defaults, **given, **hyper})
         result = to_result(out, method.name, classes)
-    if blend_applies(blend, learns=method.learns, labels=method.labels, codes=codes, n_classes=n_classes,
-                     L=result.L):
+    if blends and np.shape(result.L) == (X.shape[1], X.shape[1]):
         apply_blend(result, blend, X, codes, random_state, warn)
     if verbose and method.loss is None:  # solvers outside the optax driver report after the solve
         log_history(method.name, result.loss_history, verbose, n_iter=result.n_iter, converged=result.converged)
