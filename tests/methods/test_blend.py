@@ -5,7 +5,6 @@ import warnings
 
 import numpy as np
 import pytest
-
 from sklearn.neighbors import KNeighborsClassifier
 
 import jaxdml
@@ -97,9 +96,20 @@ def test_a_collapsed_metric_blends_with_the_unit_identity(fixed_maps):
     res, caught = fit_caught(X, y, loss="zero_map", random_state=0)
     info = res.info["euclidean_blend"]
     scores = info["loo_accuracy"]
-    assert scores[-1] < 0.6 < 0.9 < scores[0] == scores[1] == scores[2] == scores[3]  # every blend is Euclidean
+    assert scores[-1] < 0.6 and scores[0] > 0.9  # a zero metric votes the first rows; every blend is Euclidean
+    assert scores[0] == scores[1] == scores[2] == scores[3]
     assert info["weight"] == 0.75 and len(caught) == 1  # the largest weight of the best score
     np.testing.assert_allclose(res.L.T @ res.L, 0.25 * np.eye(2), atol=1e-12)
+
+
+def test_the_score_does_not_see_a_shift_of_the_data(fixed_maps):
+    """Leave-one-out distances are taken on centred rows: data far from the origin (where float32 coordinates
+    keep 3 digits of the spread) score as the same data at the origin."""
+    X, y = two_features(BLEND_ABOVE + 200)
+    near = jaxdml.fit(X, y, loss="noise_map", random_state=0).info["euclidean_blend"]
+    far = jaxdml.fit(X + 1e5, y, loss="noise_map", random_state=0).info["euclidean_blend"]
+    assert far["weight"] == near["weight"]
+    np.testing.assert_allclose(far["loo_accuracy"], near["loo_accuracy"], atol=2e-3)
 
 
 def test_auto_keeps_a_metric_that_wins_and_leaves_small_fits_alone(fixed_maps):

@@ -115,6 +115,7 @@ def choose_blend(X, codes, M, random_state) -> dict:
     """Score the blends of ``M`` on the training rows; ``{"weight", "weights", "loo_accuracy", "queries",
     "k"}`` with the largest weight of the best leave-one-out accuracy."""
     X = np.asarray(X, np.float64)
+    X = X - X.mean(axis=0)  # distances do not see a shift; float32 coordinates far from the origin lose digits
     n = X.shape[0]
     queries = np.sort(check_random_state(random_state).choice(n, min(QUERIES, n), replace=False))
     scores = [loo_accuracy(X @ blended_map(M, t).T, codes, queries) for t in WEIGHTS]
