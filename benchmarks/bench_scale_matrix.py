@@ -125,17 +125,12 @@ def prepare_data(cases, data_dir, folder, splits=(0,)):
 def knn_accuracy(Ztr, ytr, Zte, yte, k=3, per_row=False):
     """k-NN accuracy (majority vote, ties to the nearest label) by jaxdml's exact blockwise search; with
     ``per_row`` the boolean vector of test rows predicted right."""
+    from jaxdml.methods.core._blend import vote_nearest_tie
     from jaxdml.neighbors import knn_search
 
     Ztr, ytr = Ztr[:KNN_REFERENCE_ROWS], ytr[:KNN_REFERENCE_ROWS]
     idx, _ = knn_search(np.asarray(Zte, np.float32), k, Y=np.asarray(Ztr, np.float32))
-    votes = ytr[np.asarray(idx)]
-    counts = np.zeros((len(votes), int(ytr.max()) + 1), int)
-    np.add.at(counts, (np.arange(len(votes))[:, None], votes), 1)
-    best = counts.max(1, keepdims=True)
-    # ties: the label of the nearest neighbour among the tied labels
-    tied = counts[np.arange(len(votes))[:, None], votes] == best
-    pred = votes[np.arange(len(votes)), tied.argmax(1)]
+    pred = vote_nearest_tie(ytr[np.asarray(idx)], int(ytr.max()) + 1)  # the blend's own vote
     return (pred == yte) if per_row else float(np.mean(pred == yte))
 
 

@@ -22,10 +22,11 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils import check_random_state
 
+from ..._runtime._warnings import warn
 from ...neighbors import knn_search
 
 __all__ = ["BLEND_ABOVE", "WEIGHTS", "QUERIES", "K", "blend_applies", "apply_blend", "choose_blend",
-           "blended_map", "loo_accuracy"]
+           "blended_map", "loo_accuracy", "vote_nearest_tie"]
 
 #: "auto" blends fits on more training rows than this (the large-data threshold of the gradient methods)
 BLEND_ABOVE = 4096
@@ -75,19 +76,25 @@ def loo_accuracy(Z, codes, queries, k: int = K) -> float:
     drop = np.where(own.any(1), own.argmax(1), k)
     keep = np.ones_like(idx, bool)
     keep[np.arange(len(idx)), drop] = False
-    votes = codes[idx[keep].reshape(len(idx), k)]
-    counts = np.zeros((len(votes), int(codes.max()) + 1), int)
-    np.add.at(counts, (np.arange(len(votes))[:, None], votes), 1)
-    tied = counts[np.arange(len(votes))[:, None], votes] == counts.max(1, keepdims=True)
-    pred = votes[np.arange(len(votes)), tied.argmax(1)]
+    pred = vote_nearest_tie(codes[idx[keep].reshape(len(idx), k)], int(codes.max()) + 1)
     return float(np.mean(pred == codes[queries]))
 
 
-def apply_blend(result, value, X, codes, random_state, warn) -> None:
+def vote_nearest_tie(votes, n_classes: int) -> np.ndarray:
+    """The k-NN prediction of each row of ``votes`` ((n, k) label codes, nearest neighbour first): the
+    majority label, a tie going to the nearest of the tied labels."""
+    votes = np.asarray(votes)
+    counts = np.zeros((len(votes), n_classes), int)
+    np.add.at(counts, (np.arange(len(votes))[:, None], votes), 1)
+    tied = counts[np.arange(len(votes))[:, None], votes] == counts.max(1, keepdims=True)
+    return votes[np.arange(len(votes)), tied.argmax(1)]
+
+
+def apply_blend(result, value, X, codes, random_state) -> None:
     """Blend ``result`` (a :class:`~jaxdml.solvers.FittedMetric`) in place: ``value`` a weight, or the
     weight :func:`choose_blend` picks for ``"auto"``. ``info["euclidean_blend"]`` records the weight (with
-    the scores of ``"auto"``) and, when it is below 1, the method's own map as ``"own_L"``; ``warn(message)``
-    reports a weight below 1 that ``"auto"`` chose."""
+    the scores of ``"auto"``) and, when it is below 1, the method's own map as ``"own_L"``; a weight below 1
+    that ``"auto"`` chose is reported by a ``UserWarning``."""
     M = result.L.T @ result.L if result.metric_ is None else np.asarray(result.metric_, np.float64)
     if not np.all(np.isfinite(M)):  # a failed fit says so itself
         return

@@ -183,7 +183,7 @@ def run(method: Method, X, y, *, n_components=None, max_iter=None, tol=None, ran
                            max_iter=max_iter, tol=tol, verbose=verbose, **{**method.defaults, **given, **hyper})
         result = to_result(out, method.name, classes)
     if blends and np.shape(result.L) == (X.shape[1], X.shape[1]):
-        apply_blend(result, blend, X, codes, random_state, warn)
+        apply_blend(result, blend, X, codes, random_state)
     if verbose and method.loss is None:  # solvers outside the optax driver report after the solve
         log_history(method.name, result.loss_history, verbose, n_iter=result.n_iter, converged=result.converged)
     return result
