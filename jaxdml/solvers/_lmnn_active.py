@@ -18,7 +18,9 @@ only the few impostors inside the margin of an anchor's targets contribute. The 
 3. a trust region: when the exact objective at the end of a phase is above its value at the
    start (the phase left the region where its active set held every impostor, e.g. it shrank a
    direction that only pairs outside the set would have resisted), the step is halved along the
-   segment from the start, up to four times.
+   segment from the start, up to four times. Both values are the refreshed set's objective computed on
+   the host from the distances the refresh has just found (:func:`set_value`), so the check compiles
+   no program of its own.
 
 At a refresh point the active-set objective equals the exact one (every pair whose hinge can be
 non-zero is in the set). The fit has converged only when the inner stopping test was met *and*
@@ -76,12 +78,29 @@ class ActiveSetResult(NamedTuple):
 
 @jax.jit
 def _radii(L, X, targets, target_mask, sample_mask, margin, slack):
-    """``Z = X L^T``, and per anchor ``max_j d_ij + margin`` and ``... + margin * (1 + slack)``."""
+    """``Z = X L^T``, per anchor ``max_j d_ij + margin`` and ``... + margin * (1 + slack)``, and the
+    squared target distances ``d_ij`` ((n, k))."""
     Z = X @ L.T
     dt = jnp.sum((Z[:, None, :] - Z[targets]) ** 2, axis=-1)
     tw = target_mask * sample_mask[:, None]
     far = jnp.max(jnp.where(tw > 0, dt, -jnp.inf), axis=1)
-    return Z, far + margin, far + margin * (1.0 + slack)
+    return Z, far + margin, far + margin * (1.0 + slack), dt
+
+
+def set_value(dt, tw, anchor, dist, *, mu, margin, n_rows, piece: int = 1 << 20) -> float:
+    """The LMNN objective restricted to the pairs ``(anchor[p], l_p)`` at squared distances ``dist[p]``,
+    in float64 on the host: ``((1 - mu) sum_ij tw_ij d_ij + mu sum_p sum_j tw_aj [margin + d_aj -
+    dist_p]_+) / n_rows`` (``dt``: squared target distances, ``tw``: target weights of valid rows,
+    ``n_rows``: the number of valid rows); :func:`jaxdml.losses.lmnn_pairs` on that set, and
+    :func:`jaxdml.losses.lmnn` when the set holds every pair with a non-zero hinge."""
+    dt, tw = np.asarray(dt, np.float64), np.asarray(tw, np.float64)
+    dist = np.asarray(dist, np.float64)
+    hinge = 0.0
+    for s in range(0, anchor.size, piece):  # O(piece * k) memory
+        a = anchor[s: s + piece]
+        h = margin + dt[a] - dist[s: s + piece, None]
+        hinge += float(np.sum(np.where(h > 0, h * tw[a], 0.0)))
+    return ((1.0 - mu) * float(np.sum(tw * dt)) + mu * hinge) / max(float(n_rows), 1.0)
 
 
 def initial_scale(Z, codes, valid, targets, target_mask, *, mu, margin, random_state=None,
@@ -130,22 +149,16 @@ def initial_scale(Z, codes, valid, targets, target_mask, *, mu, margin, random_s
     return float(np.sqrt(lo * hi))
 
 
-def _refresh(index, L, X, radii, margin, max_chunks):
+def _refresh(index, L, X, radii, margin, max_chunks, value):
     """The active set at ``L``: candidate pairs (searched again where not certified) inside the
-    radius, and which of them are inside the hinge (``strict``)."""
-    Z, inner, outer = radii(L)
+    radius, which of them are inside the hinge (``strict``), and the objective restricted to the set
+    (``value(dt, anchor, dist)``: :func:`set_value`)."""
+    Z, inner, outer, dt = radii(L)
     inner, outer = np.asarray(inner, np.float64), np.asarray(outer, np.float64)
     a, l, dist, certified = index.refresh(L, X, Z, inner - margin, max_chunks=max_chunks)
     keep = dist < outer[a]
     a, l, dist = a[keep], l[keep], dist[keep]
-    return a, l, dist < inner[a], certified
-
-
-@functools.lru_cache(maxsize=None)
-def _value_fn(block_elements):
-    return jax.jit(lambda L, prob, a, l, m, mu, margin: lmnn_pairs(
-        L, prob, pair_anchor=a, pair_impostor=l, pair_mask=m, mu=mu, margin=margin,
-        block_elements=block_elements))
+    return a, l, dist < inner[a], certified, value(dt, a, dist)
 
 
 @jax.jit
@@ -240,17 +253,23 @@ def minimize_active_set(params0, problem, *, mu=0.5, margin=1.0, max_iter: int =
     it, capacity, refreshes, backtracks = 0, 0, 0, 0
     prev_keys, inner_done, converged, failed = None, False, False, False
     phase = None  # (L at the start of the last phase, its exact value, L at its end, step fraction)
-    value_at = lambda P, a_, l_: float(_value_fn(block_elements)(  # noqa: E731
-        P, problem, *_padded(a_, l_, _capacity(a_.size, min_capacity), dtype), mu_, margin_))
+    # the objective on each refreshed set, on the host from the refresh's own distances (no program of its own)
+    tw = np.asarray(problem.target_mask, np.float64) * np.asarray(problem.sample_mask, np.float64)[:, None]
+    n_rows = float(np.sum(np.asarray(problem.sample_mask, np.float64)))
+
+    def value_of(dt, a_, dist):
+        return set_value(dt, tw, a_, dist, mu=float(mu), margin=float(margin), n_rows=n_rows)
+
     while True:
         # chunked mode, step budget spent: only filter the candidates (a search cannot change the returned L)
         budget = 0 if chunks_per_refresh is not None and (it >= max_iter or failed) else chunks_per_refresh
-        anchor, impostor, strict, certified = _refresh(index, L, problem.X, radii, float(margin), budget)
+        anchor, impostor, strict, certified, value = _refresh(index, L, problem.X, radii, float(margin), budget,
+                                                              value_of)
         refreshes += 1
         if phase is not None and certified and phase[3] > 1.0 / 16:
             # a phase that raised the exact objective left the region where its active set held every
             # impostor: halve the step along the segment from its start (a trust region)
-            if value_at(L, anchor, impostor) > phase[1]:
+            if value > phase[1]:
                 frac = phase[3] / 2
                 L = phase[0] + frac * (phase[2] - phase[0])
                 phase, inner_done, backtracks = (phase[0], phase[1], phase[2], frac), False, backtracks + 1
@@ -278,15 +297,13 @@ def minimize_active_set(params0, problem, *, mu=0.5, margin=1.0, max_iter: int =
         hist.append(h[np.isfinite(h)] if hist == [] else h[1:][np.isfinite(h[1:])])
         it += steps
         failed = bool(res.failed)
-        phase = None if steps == 0 else (L, float(h[0]), res.params, 1.0)
+        phase = None if steps == 0 else (L, value, res.params, 1.0)
         L = res.params if steps > 0 else L
         inner_done = bool(res.converged)
         prev_keys = keys
     if converged:
         # the set the inner solver used holds every violating pair at L: its value is exact
         value = float(res.loss)
-    else:
-        value = value_at(L, anchor, impostor)
     history = np.concatenate(hist) if hist else np.zeros(0)
     info = dict(solver="active_set", refreshes=refreshes, init_scale=scale, active_pairs=sizes,
                 backtracks=backtracks, pair_capacity=capacity, refresh_every=refresh_every, slack=slack,

@@ -12,7 +12,7 @@ import jaxdml
 from jaxdml import losses
 from jaxdml.exceptions import ConvergenceWarning
 from jaxdml.neighbors import _within_radius, active_impostors
-from jaxdml.solvers._lmnn_active import _radii, initial_scale, minimize_active_set
+from jaxdml.solvers._lmnn_active import _radii, initial_scale, minimize_active_set, set_value
 from jaxdml.methods.core._sampling import stratified_subsample
 
 
@@ -38,7 +38,7 @@ def small_threshold():
 
 
 def _active_set(L, prob, margin=1.0, slack=0.5, block_elements=None):
-    Z, inner, outer = _radii(L, prob.X, prob.targets, prob.target_mask, prob.sample_mask, margin, slack)
+    Z, inner, outer, _ = _radii(L, prob.X, prob.targets, prob.target_mask, prob.sample_mask, margin, slack)
     a, l, strict = active_impostors(Z, np.asarray(prob.y), np.asarray(prob.sample_mask) > 0, outer, inner,
                                     block_elements=block_elements)
     return a, l, strict
@@ -68,6 +68,28 @@ def test_active_objective_equals_exact_objective_at_the_refresh_point(rng, x64):
         # the strict subset (no slack) already holds every non-zero hinge
         v_strict, _ = pairs_vg(L, prob, *_pad(a, l, strict.astype(float)), mu, margin)
         np.testing.assert_allclose(float(v_strict), float(v_ex), rtol=1e-12)
+
+
+def test_host_value_of_a_set_is_the_restricted_and_the_exact_objective(rng, x64):
+    """The solver's trust region compares values computed on the host from the refresh's own distances:
+    they are :func:`lmnn_pairs` on any set, and :func:`lmnn` on the active set."""
+    X, y = _data(rng, 300)
+    prob = jaxdml.make_problem(X, y, n_neighbors=3, pad_to=320)
+    L = jnp.asarray(2.0 * np.eye(5) + 0.3 * rng.normal(size=(5, 5)))
+    tw = np.asarray(prob.target_mask) * np.asarray(prob.sample_mask)[:, None]
+    _, _, _, dt = _radii(L, prob.X, prob.targets, prob.target_mask, prob.sample_mask, 1.0, 0.5)
+    for margin, mu in ((1.0, 0.5), (0.3, 0.2)):
+        a, l, strict = _active_set(L, prob, margin=margin)
+        dist = np.sum(((np.asarray(prob.X)[a] - np.asarray(prob.X)[l]) @ np.asarray(L).T) ** 2, axis=1)
+        value = set_value(np.asarray(dt), tw, a, dist, mu=mu, margin=margin, n_rows=300, piece=97)
+        exact = losses.lmnn(L, prob, mu=mu, margin=margin)
+        np.testing.assert_allclose(value, float(exact), rtol=1e-12)
+        half = np.arange(a.size) % 2 == 0  # a set that misses violators: the restricted objective
+        restricted = losses.lmnn_pairs(L, prob, pair_anchor=a[half], pair_impostor=l[half],
+                                       pair_mask=np.ones(half.sum()), mu=mu, margin=margin)
+        part = set_value(np.asarray(dt), tw, a[half], dist[half], mu=mu, margin=margin, n_rows=300)
+        assert part < value
+        np.testing.assert_allclose(part, float(restricted), rtol=1e-12)
 
 
 def test_blockwise_search_is_exact_and_never_holds_n_by_n(rng):
