@@ -17,7 +17,7 @@ from . import linalg
 _HOST_PASSES_MAX_K = 32
 
 #: above twice this many reference rows (and for k up to :data:`CHUNKED_MAX_K`) the device search also
-#: walks the references in chunks of this many, keeping a running k smallest per query: a tile of
+#: walks the references in equal chunks of at most this many, keeping a running k smallest per query: a tile of
 #: queries then reuses one cache-sized chunk of references instead of streaming all of them
 REFERENCE_CHUNK = 8192
 CHUNKED_MAX_K = 64

@@ -16,9 +16,9 @@ from jaxdml.neighbors import knn_search, other_class_neighbors, same_class_neigh
 
 #: one shape, k and block for every device search below, so that the tests share compiled programs
 N, M, K, BLOCK = 64, 48, 4, 37
-#: references per chunk of the chunked device path in these tests: 48 and 64 references are three and
-#: four chunks, the last one padded
-CHUNK = 20
+#: at most this many references per chunk of the chunked device path in these tests: 48 references are
+#: four equal chunks of 12, 64 are five of 13 (the last one padded)
+CHUNK = 13
 
 
 @pytest.fixture
