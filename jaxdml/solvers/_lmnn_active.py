@@ -149,6 +149,14 @@ def initial_scale(Z, codes, valid, targets, target_mask, *, mu, margin, random_s
     return float(np.sqrt(lo * hi))
 
 
+def _set_value_fn(problem, mu, margin):
+    """``value(dt, anchor, dist)``: :func:`set_value` for ``problem``'s target weights and valid rows."""
+    mask = np.asarray(problem.sample_mask, np.float64)
+    tw = np.asarray(problem.target_mask, np.float64) * mask[:, None]
+    return lambda dt, anchor, dist: set_value(dt, tw, anchor, dist, mu=float(mu), margin=float(margin),
+                                              n_rows=float(mask.sum()))
+
+
 def _refresh(index, L, X, radii, margin, max_chunks, value):
     """The active set at ``L``: candidate pairs (searched again where not certified) inside the
     radius, which of them are inside the hinge (``strict``), and the objective restricted to the set
@@ -253,13 +261,7 @@ def minimize_active_set(params0, problem, *, mu=0.5, margin=1.0, max_iter: int =
     it, capacity, refreshes, backtracks = 0, 0, 0, 0
     prev_keys, inner_done, converged, failed = None, False, False, False
     phase = None  # (L at the start of the last phase, its exact value, L at its end, step fraction)
-    # the objective on each refreshed set, on the host from the refresh's own distances (no program of its own)
-    tw = np.asarray(problem.target_mask, np.float64) * np.asarray(problem.sample_mask, np.float64)[:, None]
-    n_rows = float(np.sum(np.asarray(problem.sample_mask, np.float64)))
-
-    def value_of(dt, a_, dist):
-        return set_value(dt, tw, a_, dist, mu=float(mu), margin=float(margin), n_rows=n_rows)
-
+    value_of = _set_value_fn(problem, mu, margin)  # the objective of each refreshed set, on the host
     while True:
         # chunked mode, step budget spent: only filter the candidates (a search cannot change the returned L)
         budget = 0 if chunks_per_refresh is not None and (it >= max_iter or failed) else chunks_per_refresh
