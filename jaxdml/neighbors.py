@@ -288,9 +288,14 @@ def _within_radius(start, Z, s, codes, valid, outer, inner, *, block):
 
 
 def _sparse_nonzero(flat):
-    """``np.flatnonzero`` of a sparse 1-D int8 array, scanning it 8 bytes at a time."""
+    """``np.flatnonzero`` of a sparse 1-D int8 array, scanning it 8 bytes at a time (a byte scan where more
+    than a quarter of the 8-byte words hold a non-zero byte: expanding each such word to its 8 positions
+    would then cost more than it saves)."""
     m = flat.size // 8 * 8
-    words = np.flatnonzero(flat[:m].view(np.uint64))
+    words = flat[:m].view(np.uint64)
+    if 4 * np.count_nonzero(words) > words.size:
+        return np.flatnonzero(flat).astype(np.int64)
+    words = np.flatnonzero(words)
     pos = (words[:, None] * 8 + np.arange(8)).reshape(-1)
     pos = pos[flat[pos] != 0]
     return np.concatenate([pos, m + np.flatnonzero(flat[m:])]).astype(np.int64)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import jaxdml.neighbors
-from jaxdml.neighbors import knn_search, other_class_neighbors, same_class_neighbors
+from jaxdml.neighbors import _sparse_nonzero, knn_search, other_class_neighbors, same_class_neighbors
 
 
 #: one shape, k and block for every device search below, so that the tests share compiled programs
@@ -177,3 +177,15 @@ def test_float32_rows_far_from_the_origin_keep_their_neighbours(rng, path):
     assert clear.sum() > N // 2
     np.testing.assert_array_equal(idx[clear], order[clear, :K])
     np.testing.assert_allclose(dist, np.take_along_axis(D, np.asarray(idx), 1), rtol=1e-3, atol=1e-2)
+
+
+@pytest.mark.parametrize("density", [0.0, 1e-4, 0.02, 0.3, 1.0])
+def test_sparse_nonzero_is_flatnonzero_at_any_density(density):
+    """The bit masks of the impostor searches are scanned 8 bytes at a time where they are sparse and byte by
+    byte where they are not: the positions are np.flatnonzero's either way (lengths not a multiple of 8)."""
+    rng = np.random.default_rng(1)
+    for n in (0, 7, 8, 1001, 40_003):
+        flat = np.where(rng.random(n) < density, rng.integers(1, 127, n), 0).astype(np.int8)
+        got = _sparse_nonzero(flat)
+        assert got.dtype == np.int64
+        np.testing.assert_array_equal(got, np.flatnonzero(flat))
