@@ -38,7 +38,7 @@ import numpy as np
 from . import linalg
 from ._runtime._padding import bucket_size
 from ._search_kernels import CHUNKED_MAX_K, REFERENCE_CHUNK, search, search_chunked, search_host
-from ._runtime._device import to_device
+from ._runtime._device import as_device, to_device
 from .config import precise
 
 __all__ = ["knn_search", "same_class_neighbors", "other_class_neighbors", "active_impostors",
@@ -56,15 +56,14 @@ def _operands(source, kind, Y, L, diag, xp, dtype):
     (``xp``/``dtype``: where it runs)."""
     conv = (lambda a: np.asarray(a, np.float64)) if xp is np else (lambda a: to_device(np.asarray(a), dtype))
     if kind == "points":
-        A = conv(source)
-        B = A if Y is None else conv(Y)
         if xp is not np:
             # on the device, translated by the first reference row: distances are unchanged, but the GEMM
             # form's squared norms stay at the data's spread (far from the origin, float32 would cancel
             # the differences away); integer-valued rows stay integer-valued, so exact ties stay exact
-            shift = B[0]
-            A = A - shift
-            B = A if Y is None else B - shift
+            A, B = _shifted(source, Y, dtype)
+        else:
+            A = conv(source)
+            B = A if Y is None else conv(Y)
         if L is not None:
             Lm = conv(L)
             A = A @ Lm.T
@@ -79,6 +78,23 @@ def _operands(source, kind, Y, L, diag, xp, dtype):
         return A, z, z, z, A.shape[0], A.shape[1]
     kq, kr = (np.diag(np.asarray(source)), np.diag(np.asarray(source))) if diag is None else diag
     return A, z, conv(kq), conv(kr), A.shape[0], A.shape[1]
+
+
+def _shifted(source, Y, dtype):
+    """The device operands ``(A, B)`` of a points search (``B`` is ``A`` when ``Y`` is None), translated by the
+    first reference row in ``dtype``. Host arrays are converted and translated on the host (in ``dtype``: the
+    same rounding as on the device) and then transferred: an eager device subtraction compiles a program for
+    every new shape; device arrays stay on the device."""
+    if isinstance(source, jax.Array) or isinstance(Y, jax.Array):
+        A = as_device(source, dtype)
+        B = A if Y is None else as_device(Y, dtype)
+        shift = B[0]
+        return A - shift, (A - shift if Y is None else B - shift)
+    A = np.asarray(source, dtype=np.dtype(dtype))
+    B = A if Y is None else np.asarray(Y, dtype=np.dtype(dtype))
+    shift = B[0].copy()
+    A = to_device(A - shift)
+    return A, (A if Y is None else to_device(B - shift))
 
 
 def _check_input(source, kind, Y, L, diag, mode, labels):
@@ -159,7 +175,8 @@ def _run(source, kind, Y, L, diag, ql, rl, r_valid, ids_q, ids_r, *, k, mode, de
     if mode == "any":
         ql, rl = np.zeros(n, np.int32), np.zeros(m, np.int32)
     block = linalg.tile_rows(linalg.block_size(n, m, block_elements), m)
-    args = (A, B, aq, ar) + tuple(xp.asarray(a) for a in (ql, rl, r_valid, ids_q, ids_r, mode == "other"))
+    stage = to_device if device else np.asarray  # (jnp.asarray of a host array compiles a program per shape)
+    args = (A, B, aq, ar) + tuple(stage(a) for a in (ql, rl, r_valid, ids_q, ids_r, mode == "other"))
     if device and m > 2 * REFERENCE_CHUNK and k <= CHUNKED_MAX_K:
         # equal chunks of at most REFERENCE_CHUNK rows: 18 000 references are three of 6 000, not three of
         # 8 192 with a quarter of the work spent on padding
@@ -287,6 +304,12 @@ def _within_radius(start, Z, s, codes, valid, outer, inner, *, block):
     return (ok & (d < outer[rows][:, None])).astype(jnp.int8) + (ok & (d < inner[rows][:, None])).astype(jnp.int8)
 
 
+@jax.jit
+def _sq_norms(Z):
+    """Squared norms of the rows (one compiled program, not an eager multiply and an eager sum)."""
+    return jnp.sum(Z * Z, axis=1)
+
+
 def _sparse_nonzero(flat):
     """``np.flatnonzero`` of a sparse 1-D int8 array, scanning it 8 bytes at a time (a byte scan where more
     than a quarter of the 8-byte words hold a non-zero byte: expanding each such word to its 8 positions
@@ -323,16 +346,16 @@ def active_impostors(Z, codes, valid, outer, inner=None, *, block_elements: int 
     anchor, impostor : (p,) int32 index arrays, sorted by anchor then impostor.
     strict : (p,) bool, the pairs with ``|z_i - z_l|^2 < inner[i]`` (all True without ``inner``).
     """
-    Z = jnp.asarray(Z)
+    Z = as_device(Z)
     n = Z.shape[0]
-    s = jnp.sum(Z * Z, axis=1)
-    outer = jnp.asarray(outer, Z.dtype)
-    inner = outer if inner is None else jnp.asarray(inner, Z.dtype)
-    codes, valid = jnp.asarray(codes, jnp.int32), jnp.asarray(valid, bool)
+    s = _sq_norms(Z)
+    outer = as_device(outer, Z.dtype)
+    inner = outer if inner is None else as_device(inner, Z.dtype)
+    codes, valid = as_device(codes, np.int32), as_device(valid, bool)
     block = linalg.block_size(n, n, block_elements)
     parts = []
     for start in range(0, n, block):
-        code = np.asarray(_within_radius(jnp.int32(start), Z, s, codes, valid, outer, inner, block=block))
+        code = np.asarray(_within_radius(np.int32(start), Z, s, codes, valid, outer, inner, block=block))
         code = np.ascontiguousarray(code[: min(block, n - start)]).reshape(-1)
         pos = _sparse_nonzero(code)
         parts.append(((pos // n).astype(np.int32) + start, (pos % n).astype(np.int32), code[pos] == 2))
@@ -396,14 +419,14 @@ def impostors_within(Z, codes, valid, radius, *, ref_range=None, anchors=None, b
     -------
     anchor, impostor : (p,) int32 index arrays, sorted by anchor then impostor.
     """
-    Z = jnp.asarray(Z)
+    Z = as_device(Z)
     n = Z.shape[0]
     r0, r1 = (0, n) if ref_range is None else (int(ref_range[0]), int(ref_range[1]))
     if not 0 <= r0 <= r1 <= n:
         raise ValueError(f"ref_range must satisfy 0 <= r0 <= r1 <= n={n}; got {ref_range}.")
-    s = jnp.sum(Z * Z, axis=1)
-    radius = jnp.asarray(radius, Z.dtype)
-    codes, valid = jnp.asarray(codes, jnp.int32), jnp.asarray(valid, bool)
+    s = _sq_norms(Z)
+    radius = as_device(radius, Z.dtype)
+    codes, valid = as_device(codes, np.int32), as_device(valid, bool)
     width = -(-max(r1 - r0, 1) // 8) * 8
     anchors = np.arange(n, dtype=np.int32) if anchors is None else np.asarray(anchors, np.int32)
     m = anchors.size
@@ -414,7 +437,7 @@ def impostors_within(Z, codes, valid, radius, *, ref_range=None, anchors=None, b
     for start in range(0, m if r1 > r0 else 0, block):
         rows = anchors[start: start + block]
         padded = np.concatenate([rows, np.full(block - rows.size, rows[-1], np.int32)])
-        packed = np.asarray(_packed_within(jnp.asarray(padded), jnp.int32(r0), Z, s, codes, valid, radius,
+        packed = np.asarray(_packed_within(to_device(padded), np.int32(r0), Z, s, codes, valid, radius,
                                            width=width, tile=tile))
         a, l = _unpack(packed[: rows.size], rows, r0)
         keep = l < r1

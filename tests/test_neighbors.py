@@ -7,11 +7,14 @@ a stable sort on (distance, index), so ties test the documented rule, not roundi
 
 import itertools
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import jaxdml.neighbors
-from jaxdml.neighbors import _sparse_nonzero, knn_search, other_class_neighbors, same_class_neighbors
+from jaxdml._runtime._device import as_device
+from jaxdml.neighbors import _shifted, _sparse_nonzero, knn_search, other_class_neighbors, same_class_neighbors
 
 
 #: one shape, k and block for every device search below, so that the tests share compiled programs
@@ -189,3 +192,23 @@ def test_sparse_nonzero_is_flatnonzero_at_any_density(density):
         got = _sparse_nonzero(flat)
         assert got.dtype == np.int64
         np.testing.assert_array_equal(got, np.flatnonzero(flat))
+
+
+def test_search_operands_translated_on_the_host_are_the_device_ones():
+    """Host rows are translated by the first reference row on the host, in the device's dtype, before they are
+    transferred (no eager device program per shape): the same operands, to the last bit, as translating device
+    arrays on the device; a device array is never copied through the host."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(50, 3)) * 7 + 1e5  # far from the origin: the translation matters
+    Y = rng.normal(size=(20, 3)) * 7 + 1e5
+    dtype = jnp.result_type(float)
+    for src, ref in ((X, None), (X, Y)):
+        host = _shifted(src, ref, dtype)
+        dev = _shifted(jnp.asarray(src, dtype), None if ref is None else jnp.asarray(ref, dtype), dtype)
+        for h, d in zip(host, dev):
+            assert isinstance(h, jax.Array) and h.dtype == d.dtype
+            np.testing.assert_array_equal(np.asarray(h), np.asarray(d))
+    Z = jnp.ones((4, 2), jnp.float32)
+    assert as_device(Z) is Z and as_device(Z, np.float32) is Z
+    assert as_device(Z, np.int32).dtype == np.int32
+    assert as_device(np.arange(3), np.float32).dtype == np.float32

@@ -114,6 +114,14 @@ def to_device(x, dtype=None):
     return jax.device_put(np.asarray(x) if dtype is None else np.asarray(x, dtype=np.dtype(dtype)))
 
 
+def as_device(x, dtype=None):
+    """:func:`to_device` for host values; a device array stays where it is (cast there when its dtype is not
+    ``dtype``), so that an accelerator's arrays never make a round trip through the host."""
+    if isinstance(x, jax.Array):
+        return x if dtype is None or x.dtype == np.dtype(dtype) else x.astype(dtype)
+    return to_device(x, dtype)
+
+
 #: XLA options, on a CPU, for a program whose compilation is a large part of its cost (the tuning grid's
 #: solver: compiled once per process, then run for a fraction of a second). XLA's classic loop-fusion
 #: emitter and LLVM's -O2 instead of -O3 compile the grid's NCA/Adam solver on wine in ~0.35 s instead of

@@ -47,6 +47,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._runtime._device import as_device, to_device
 from .._validation import seed_from
 from ..losses import lmnn_pairs
 from ._driver import make_optimizer, minimize
@@ -197,9 +198,9 @@ def _pair_diff(X, a, l, max_elements=1 << 26):
 def _padded(anchor, impostor, capacity, dtype):
     p = anchor.size
     pad = capacity - p
-    return (jnp.asarray(np.concatenate([anchor, np.zeros(pad, np.int32)])),
-            jnp.asarray(np.concatenate([impostor, np.zeros(pad, np.int32)])),
-            jnp.asarray(np.concatenate([np.ones(p), np.zeros(pad)]), dtype))
+    return (to_device(np.concatenate([anchor, np.zeros(pad, np.int32)])),
+            to_device(np.concatenate([impostor, np.zeros(pad, np.int32)])),
+            to_device(np.concatenate([np.ones(p), np.zeros(pad)]), dtype))
 
 
 def minimize_active_set(params0, problem, *, mu=0.5, margin=1.0, max_iter: int = 500, tol: float = 1e-5,
@@ -245,15 +246,16 @@ def minimize_active_set(params0, problem, *, mu=0.5, margin=1.0, max_iter: int =
     if refresh_every < 1:
         raise ValueError(f"refresh_every must be a positive int; got {refresh_every}.")
     dtype = problem.X.dtype
-    L = jnp.asarray(params0, dtype)
-    mu_, margin_ = jnp.asarray(mu, dtype), jnp.asarray(margin, dtype)
+    L = as_device(params0, dtype)
+    mu_, margin_ = to_device(mu, dtype), to_device(margin, dtype)
     n = int(problem.X.shape[0])
     codes = np.asarray(problem.y)
     valid = np.asarray(problem.sample_mask) > 0
     radii = functools.partial(_radii, X=problem.X, targets=problem.targets, target_mask=problem.target_mask,
-                              sample_mask=problem.sample_mask, margin=margin_, slack=jnp.asarray(slack, dtype))
+                              sample_mask=problem.sample_mask, margin=margin_, slack=to_device(slack, dtype))
     scale = _start_scale(L, problem, codes, valid, mu, margin, random_state) if rescale else 1.0
-    L = L * jnp.asarray(np.sqrt(scale), dtype)
+    # (on the host in the device's dtype: the same product, and no eager program compiled for it)
+    L = to_device(np.asarray(L) * np.asarray(np.sqrt(scale), dtype=np.dtype(dtype)))
     opt = make_optimizer("lbfgs")
     index = CandidateIndex(n, codes, valid, margin=float(margin), slack=float(slack), cand_slack=float(cand_slack),
                            chunk_rows=chunk_rows, block_elements=block_elements)

@@ -29,6 +29,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._runtime._device import as_device, to_device
 from ..neighbors import impostors_within
 
 __all__ = ["CandidateIndex", "generalized_extremes"]
@@ -68,7 +69,7 @@ def pair_sq_dists(L, X, a, l, piece: int = 1 << 16):
     n_pieces = 1 << int(np.ceil(np.log2(-(-p // piece))))
     size = n_pieces * piece
     pad = np.zeros(size - p, np.int32)
-    out = _pair_sq_dists(L, X, jnp.asarray(np.concatenate([a, pad])), jnp.asarray(np.concatenate([l, pad])),
+    out = _pair_sq_dists(L, X, to_device(np.concatenate([a, pad])), to_device(np.concatenate([l, pad])),
                          piece=piece)
     return np.asarray(out)[:p]
 
@@ -148,7 +149,7 @@ class CandidateIndex:
         # the chunk searched longest ago first (never searched: epoch -1)
         stale.sort(key=lambda tb: int(self.anchor_epoch[tb[0]].min()))
         budget = len(stale) if max_chunks is None else max_chunks
-        radius = jnp.asarray(far + self.margin * (1.0 + self.cand_slack), Z.dtype)
+        radius = to_device(far + self.margin * (1.0 + self.cand_slack), Z.dtype)
         if stale[:budget]:
             self.metrics.append(M)
         for t, bad in stale[:budget]:
@@ -159,5 +160,5 @@ class CandidateIndex:
         if len(self.pairs) > 1:  # anchor-major order (better locality of the pair blocks)
             order = np.argsort(a, kind="stable")
             a, l = a[order], l[order]
-        dist = pair_sq_dists(jnp.asarray(L), X, a, l)
+        dist = pair_sq_dists(as_device(L), X, a, l)
         return a, l, dist, len(stale) <= budget
