@@ -82,18 +82,26 @@ class CandidateIndex:
     n : number of rows. codes, valid : class codes and validity of the rows.
     margin, slack : the active-set radius ``f_i + margin * (1 + slack)``.
     cand_slack : the candidate radius ``f_i + margin * (1 + cand_slack)`` (``>= slack``).
+    first_cand_slack : the candidate radius of the first search (default ``cand_slack``; between ``slack`` and
+        ``cand_slack``): the active-set solver's first phase, from its starting map, moves the metric the
+        furthest, so the first candidates are rarely certified after it and a wide first radius only costs.
     chunk_rows : reference rows per chunk (default: all rows, one chunk).
     block_elements : memory budget of one search block.
     """
 
-    def __init__(self, n, codes, valid, *, margin, slack, cand_slack, chunk_rows=None, block_elements=None):
-        if cand_slack < slack:
-            raise ValueError(f"cand_slack ({cand_slack}) must be at least slack ({slack}).")
+    def __init__(self, n, codes, valid, *, margin, slack, cand_slack, first_cand_slack=None, chunk_rows=None,
+                 block_elements=None):
+        first_cand_slack = cand_slack if first_cand_slack is None else first_cand_slack
+        if not slack <= first_cand_slack <= cand_slack:
+            raise ValueError(f"the candidate slacks must satisfy slack ({slack}) <= first_cand_slack "
+                             f"({first_cand_slack}) <= cand_slack ({cand_slack}).")
         self.n, self.codes, self.valid = n, np.asarray(codes), np.asarray(valid, bool)
         self.margin, self.slack, self.cand_slack = float(margin), float(slack), float(cand_slack)
+        self.first_cand_slack = float(first_cand_slack)
         step = n if chunk_rows is None else max(8, int(chunk_rows))
         self.chunks = [(r0, min(n, r0 + step)) for r0 in range(0, n, step)]
         self.metrics = []  # the metrics M_e = L_e^T L_e the searches ran at
+        self.radii_slack = []  # and the candidate slack of each search epoch e
         self.anchor_epoch = [np.full(n, -1, np.int32) for _ in self.chunks]  # per chunk, per anchor: e
         self.pairs = [(np.zeros(0, np.int32), np.zeros(0, np.int32))] * len(self.chunks)
         self.block_elements = block_elements
@@ -114,7 +122,7 @@ class CandidateIndex:
                 continue
             rows = np.flatnonzero((epochs == e) & ~ok)
             f = far[rows]
-            bound = lam * (f / Lam + self.margin * (1.0 + self.cand_slack)) * (1.0 - _SAFETY)
+            bound = lam * (f / Lam + self.margin * (1.0 + self.radii_slack[e])) * (1.0 - _SAFETY)
             ok[rows] = f + self.margin * (1.0 + self.slack) <= bound
         return ok
 
@@ -149,9 +157,11 @@ class CandidateIndex:
         # the chunk searched longest ago first (never searched: epoch -1)
         stale.sort(key=lambda tb: int(self.anchor_epoch[tb[0]].min()))
         budget = len(stale) if max_chunks is None else max_chunks
-        radius = to_device(far + self.margin * (1.0 + self.cand_slack), Z.dtype)
+        cand_slack = self.first_cand_slack if not self.metrics else self.cand_slack
+        radius = to_device(far + self.margin * (1.0 + cand_slack), Z.dtype)
         if stale[:budget]:
             self.metrics.append(M)
+            self.radii_slack.append(cand_slack)
         for t, bad in stale[:budget]:
             rows = np.arange(self.n, dtype=np.int32) if bad.size > self.n // 2 else bad.astype(np.int32)
             self._search(t, Z, radius, rows, len(self.metrics) - 1)

@@ -55,6 +55,7 @@ def _solve_active_set(p) -> FittedMetric:
     res = minimize_active_set(p.params0, p.problem, max_iter=max_iter, tol=p.tol, verbose=p.verbose,
                               random_state=p.random_state, refresh_every=d["refresh_every"], slack=d["slack"],
                               cand_slack=d["chunk_cand_slack" if chunked else "cand_slack"],
+                              first_cand_slack=None if chunked else d["first_cand_slack"],
                               chunk_rows=d["chunk_rows"] if chunked else None,
                               chunks_per_refresh=1 if chunked else None, **p.hyper)
     n_iter, hist = finish(res, p.name, max_iter, p.tol)

@@ -222,8 +222,10 @@ def test_generalized_extremes_match_scipy(rng):
     assert generalized_extremes(M, np.diag([1.0, 1.0, 1.0, 0.0])) == (0.0, np.inf)  # singular: no certificate
 
 
-def test_certified_candidates_hold_every_active_pair(rng, x64):
-    """Where the certificate holds, filtering the old candidates gives the brute-force active set."""
+@pytest.mark.parametrize("first_cand_slack", [None, 0.75, 0.5])
+def test_certified_candidates_hold_every_active_pair(rng, x64, first_cand_slack):
+    """Where the certificate holds, filtering the old candidates gives the brute-force active set; a narrower
+    first search (``first_cand_slack``) is certified by its own radius."""
     from jaxdml.solvers._lmnn_candidates import CandidateIndex
 
     X, y = _data(rng, 300)
@@ -231,7 +233,9 @@ def test_certified_candidates_hold_every_active_pair(rng, x64):
     T = np.asarray(prob.targets)
     valid = np.ones(300, bool)
     L0 = 2.0 * np.eye(5) + 0.2 * rng.normal(size=(5, 5))
-    idx = CandidateIndex(300, y, valid, margin=1.0, slack=0.5, cand_slack=2.0, chunk_rows=128)
+    idx = CandidateIndex(300, y, valid, margin=1.0, slack=0.5, cand_slack=2.0, first_cand_slack=first_cand_slack,
+                         chunk_rows=128)
+    assert idx.first_cand_slack == (2.0 if first_cand_slack is None else first_cand_slack)
     outcomes = []
     for step in (0.0, 0.01, 0.03, 0.06, 0.08, 0.1, 0.12, 0.15, 0.5):
         L = L0 + step * rng.normal(size=(5, 5))
@@ -249,6 +253,9 @@ def test_certified_candidates_hold_every_active_pair(rng, x64):
         assert got == ref
     assert outcomes[0] is False and any(outcomes[1:]) and not all(outcomes[1:])  # both branches ran
     assert idx.partial_searches > 0  # some searches covered only the anchors whose certificate failed
+    assert idx.radii_slack[0] == idx.first_cand_slack and set(idx.radii_slack[1:]) <= {2.0}
+    with pytest.raises(ValueError, match="first_cand_slack"):
+        CandidateIndex(300, y, valid, margin=1.0, slack=0.5, cand_slack=2.0, first_cand_slack=0.4)
 
 
 @pytest.mark.slow
