@@ -89,7 +89,8 @@ def _shifted(source, Y, dtype):
         A = as_device(source, dtype)
         B = A if Y is None else as_device(Y, dtype)
         shift = B[0]
-        return A - shift, (A - shift if Y is None else B - shift)
+        A = A - shift
+        return A, (A if Y is None else B - shift)
     A = np.asarray(source, dtype=np.dtype(dtype))
     B = A if Y is None else np.asarray(Y, dtype=np.dtype(dtype))
     shift = B[0].copy()
