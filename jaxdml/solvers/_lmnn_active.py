@@ -47,7 +47,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._runtime._device import as_device, to_device
+from .._runtime._device import to_device
 from .._validation import seed_from
 from ..losses import lmnn_pairs
 from ._driver import make_optimizer, minimize
@@ -253,7 +253,7 @@ def minimize_active_set(params0, problem, *, mu=0.5, margin=1.0, max_iter: int =
     if refresh_every < 1:
         raise ValueError(f"refresh_every must be a positive int; got {refresh_every}.")
     dtype = problem.X.dtype
-    L = as_device(params0, dtype)
+    L = np.asarray(params0, dtype=np.dtype(dtype))  # on the host until the start is rescaled
     mu_, margin_ = to_device(mu, dtype), to_device(margin, dtype)
     n = int(problem.X.shape[0])
     codes = np.asarray(problem.y)
@@ -261,8 +261,8 @@ def minimize_active_set(params0, problem, *, mu=0.5, margin=1.0, max_iter: int =
     radii = functools.partial(_radii, X=problem.X, targets=problem.targets, target_mask=problem.target_mask,
                               sample_mask=problem.sample_mask, margin=margin_, slack=to_device(slack, dtype))
     scale = _start_scale(L, problem, codes, valid, mu, margin, random_state) if rescale else 1.0
-    # (on the host in the device's dtype: the same product, and no eager program compiled for it)
-    L = to_device(np.asarray(L) * np.asarray(np.sqrt(scale), dtype=np.dtype(dtype)))
+    # (the product on the host in the device's dtype: the same rounding, and no eager program compiled for it)
+    L = to_device(L * np.asarray(np.sqrt(scale), dtype=L.dtype))
     opt = make_optimizer("lbfgs")
     index = CandidateIndex(n, codes, valid, margin=float(margin), slack=float(slack), cand_slack=float(cand_slack),
                            first_cand_slack=first_cand_slack,

@@ -101,7 +101,7 @@ class CandidateIndex:
         step = n if chunk_rows is None else max(8, int(chunk_rows))
         self.chunks = [(r0, min(n, r0 + step)) for r0 in range(0, n, step)]
         self.metrics = []  # the metrics M_e = L_e^T L_e the searches ran at
-        self.radii_slack = []  # and the candidate slack of each search epoch e
+        self.epoch_slack = []  # and the candidate slack of each search epoch e
         self.anchor_epoch = [np.full(n, -1, np.int32) for _ in self.chunks]  # per chunk, per anchor: e
         self.pairs = [(np.zeros(0, np.int32), np.zeros(0, np.int32))] * len(self.chunks)
         self.block_elements = block_elements
@@ -122,7 +122,7 @@ class CandidateIndex:
                 continue
             rows = np.flatnonzero((epochs == e) & ~ok)
             f = far[rows]
-            bound = lam * (f / Lam + self.margin * (1.0 + self.radii_slack[e])) * (1.0 - _SAFETY)
+            bound = lam * (f / Lam + self.margin * (1.0 + self.epoch_slack[e])) * (1.0 - _SAFETY)
             ok[rows] = f + self.margin * (1.0 + self.slack) <= bound
         return ok
 
@@ -161,7 +161,7 @@ class CandidateIndex:
         radius = to_device(far + self.margin * (1.0 + cand_slack), Z.dtype)
         if stale[:budget]:
             self.metrics.append(M)
-            self.radii_slack.append(cand_slack)
+            self.epoch_slack.append(cand_slack)
         for t, bad in stale[:budget]:
             rows = np.arange(self.n, dtype=np.int32) if bad.size > self.n // 2 else bad.astype(np.int32)
             self._search(t, Z, radius, rows, len(self.metrics) - 1)

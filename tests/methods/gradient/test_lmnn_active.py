@@ -253,7 +253,7 @@ def test_certified_candidates_hold_every_active_pair(rng, x64, first_cand_slack)
         assert got == ref
     assert outcomes[0] is False and any(outcomes[1:]) and not all(outcomes[1:])  # both branches ran
     assert idx.partial_searches > 0  # some searches covered only the anchors whose certificate failed
-    assert idx.radii_slack[0] == idx.first_cand_slack and set(idx.radii_slack[1:]) <= {2.0}
+    assert idx.epoch_slack[0] == idx.first_cand_slack and set(idx.epoch_slack[1:]) <= {2.0}
     with pytest.raises(ValueError, match="first_cand_slack"):
         CandidateIndex(300, y, valid, margin=1.0, slack=0.5, cand_slack=2.0, first_cand_slack=0.4)
 
