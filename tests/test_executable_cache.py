@@ -596,6 +596,33 @@ def test_small_programs_compile_with_the_quick_options_on_a_cpu(monkeypatch):
     assert f._variant(small, {}) is f.jitted and _key(f, *small) != key
 
 
+def test_brief_programs_compile_with_the_quick_options_at_any_size(monkeypatch):
+    """Inside ``brief_programs`` a program above QUICK_COMPILE_MAX_ELEMENTS takes the quick options too (a
+    key of its own); outside it, and after an exception inside it, the defaults again."""
+    from jaxdml._runtime import _device as _runtime
+
+    monkeypatch.setenv("XLA_FLAGS", "")
+    f = xc.cached_jit(_affine, static_argnames=("n",))
+    big = _args(n=_runtime.QUICK_COMPILE_MAX_ELEMENTS // 3)
+    assert f._variant(big, {}) is f.jitted
+    key = _key(f, *big)
+    with _runtime.brief_programs():
+        if jax.default_backend() != "cpu":
+            assert f._variant(big, {}) is f.jitted
+            return
+        assert f._variant(big, {}) is not f.jitted and _key(f, *big) != key
+        with _runtime.brief_programs():  # nested
+            assert _runtime.quick_compile_applies(big)
+        assert _runtime.quick_compile_applies(big)
+        # tanh values in [-1, 1]: two float32 builds of the same program agree to a few ulps of 1
+        np.testing.assert_allclose(np.asarray(f(*big)[1]), np.asarray(jax.jit(_affine)(*big)[1]), rtol=0, atol=2e-6)
+    assert f._variant(big, {}) is f.jitted and _key(f, *big) == key
+    with pytest.raises(RuntimeError):
+        with _runtime.brief_programs():
+            raise RuntimeError("inside")
+    assert not _runtime.quick_compile_applies(big)
+
+
 @pytest.mark.parametrize("cache_on", [True, False])
 def test_a_jaxlib_without_the_quick_options_compiles_with_the_defaults(folder, monkeypatch, cache_on):
     """An option this jaxlib does not know: the call compiles with XLA's defaults instead of failing

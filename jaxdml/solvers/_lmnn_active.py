@@ -47,7 +47,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._runtime._device import to_device
+from .._runtime._device import brief_programs, to_device
 from .._validation import seed_from
 from ..losses import lmnn_pairs
 from ._driver import make_optimizer, minimize
@@ -300,10 +300,11 @@ def minimize_active_set(params0, problem, *, mu=0.5, margin=1.0, max_iter: int =
         capacity = max(capacity, _capacity(keys.size, min_capacity))
         pa, pl, pm = _padded(anchor, impostor, capacity, dtype)
         sizes.append(int(keys.size))
-        res = minimize(lmnn_pairs, L, problem, optimizer=opt, max_iter=int(min(refresh_every, max_iter - it)),
-                       tol=tol, hyper=dict(pair_anchor=pa, pair_impostor=pl, pair_mask=pm, mu=mu_,
-                                           margin=margin_, pair_diff=_pair_diff(problem.X, pa, pl),
-                                           block_elements=block_elements))
+        with brief_programs():  # a phase's program runs for seconds at most: XLA's quicker compile
+            res = minimize(lmnn_pairs, L, problem, optimizer=opt, max_iter=int(min(refresh_every, max_iter - it)),
+                           tol=tol, hyper=dict(pair_anchor=pa, pair_impostor=pl, pair_mask=pm, mu=mu_,
+                                               margin=margin_, pair_diff=_pair_diff(problem.X, pa, pl),
+                                               block_elements=block_elements))
         steps = int(res.n_iter)
         h = np.asarray(res.loss_history, np.float64)[: steps + 1]
         hist.append(h[np.isfinite(h)] if hist == [] else h[1:][np.isfinite(h[1:])])

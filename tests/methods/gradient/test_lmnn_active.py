@@ -179,6 +179,26 @@ def test_capacity_doubles_and_refresh_every_is_checked(rng):
         minimize_active_set(jnp.eye(5), prob, refresh_every=0)
 
 
+def test_each_phase_compiles_as_a_brief_program(rng, monkeypatch):
+    """The phases' L-BFGS programs run briefly: the solver asks for XLA's quicker compile
+    (``brief_programs``) around them, and only around them."""
+    from jaxdml._runtime import _device
+    from jaxdml.solvers import _lmnn_active
+
+    X, y = _data(rng, 300)
+    prob = jaxdml.make_problem(X, y, n_neighbors=3)
+    inner, brief = _lmnn_active.minimize, []
+
+    def recording(*args, **kwargs):
+        brief.append(_device._BRIEF.get())
+        return inner(*args, **kwargs)
+
+    monkeypatch.setattr(_lmnn_active, "minimize", recording)
+    res = minimize_active_set(jnp.eye(5), prob, max_iter=30, refresh_every=10)
+    assert brief and all(brief) and res.info["refreshes"] >= len(brief)
+    assert not _device._BRIEF.get()
+
+
 def _brute_pairs(Z, y, valid, radius, r0=0, r1=None):
     D = ((Z[:, None, :] - Z[None]) ** 2).sum(-1)
     ok = (y[:, None] != y[None, :]) & valid[None, :] & (D < radius[:, None])
