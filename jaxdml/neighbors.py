@@ -435,13 +435,22 @@ def impostors_within(Z, codes, valid, radius, *, ref_range=None, anchors=None, b
     tile = linalg.tile_rows(block, width)  # anchors per step inside a block (a cache tile)
     block -= block % tile
     parts = [(np.zeros(0, np.int32), np.zeros(0, np.int32))]
+
+    def unpacked(packed, rows):
+        a, l = _unpack(np.asarray(packed)[: rows.size], rows, r0)
+        keep = l < r1
+        return a[keep], l[keep]
+
+    pending = None
     for start in range(0, m if r1 > r0 else 0, block):
         rows = anchors[start: start + block]
         padded = np.concatenate([rows, np.full(block - rows.size, rows[-1], np.int32)])
-        packed = np.asarray(_packed_within(to_device(padded), np.int32(r0), Z, s, codes, valid, radius,
-                                           width=width, tile=tile))
-        a, l = _unpack(packed[: rows.size], rows, r0)
-        keep = l < r1
-        parts.append((a[keep], l[keep]))
+        # dispatched before the previous block is unpacked: the device searches while the host unpacks
+        packed = _packed_within(to_device(padded), np.int32(r0), Z, s, codes, valid, radius, width=width, tile=tile)
+        if pending is not None:
+            parts.append(unpacked(*pending))
+        pending = (packed, rows)
+    if pending is not None:
+        parts.append(unpacked(*pending))
     anchor, impostor = (np.concatenate(p) for p in zip(*parts))
     return anchor, impostor
