@@ -200,6 +200,17 @@ def _pair_diff(X, a, l, max_elements=1 << 26):
     return _differences(X, a, l) if a.shape[0] * X.shape[1] <= max_elements else None
 
 
+def _phase(L, problem, anchor, impostor, capacity, steps, *, tol, mu, margin, block_elements):
+    """Up to ``steps`` full-batch L-BFGS steps on :func:`jaxdml.losses.lmnn_pairs` restricted to the pairs
+    (padded to ``capacity``). The program runs for seconds at most, so it compiles with XLA's quicker options
+    (:func:`jaxdml._runtime._device.brief_programs`)."""
+    pa, pl, pm = _padded(anchor, impostor, capacity, problem.X.dtype)
+    with brief_programs():
+        return minimize(lmnn_pairs, L, problem, optimizer=make_optimizer("lbfgs"), max_iter=steps, tol=tol,
+                        hyper=dict(pair_anchor=pa, pair_impostor=pl, pair_mask=pm, mu=mu, margin=margin,
+                                   pair_diff=_pair_diff(problem.X, pa, pl), block_elements=block_elements))
+
+
 def _padded(anchor, impostor, capacity, dtype):
     p = anchor.size
     pad = capacity - p
@@ -263,7 +274,6 @@ def minimize_active_set(params0, problem, *, mu=0.5, margin=1.0, max_iter: int =
     scale = _start_scale(L, problem, codes, valid, mu, margin, random_state) if rescale else 1.0
     # (the product on the host in the device's dtype: the same rounding, and no eager program compiled for it)
     L = to_device(L * np.asarray(np.sqrt(scale), dtype=L.dtype))
-    opt = make_optimizer("lbfgs")
     index = CandidateIndex(n, codes, valid, margin=float(margin), slack=float(slack), cand_slack=float(cand_slack),
                            first_cand_slack=first_cand_slack,
                            chunk_rows=chunk_rows, block_elements=block_elements)
@@ -298,13 +308,9 @@ def minimize_active_set(params0, problem, *, mu=0.5, margin=1.0, max_iter: int =
         if it >= max_iter or failed:
             break
         capacity = max(capacity, _capacity(keys.size, min_capacity))
-        pa, pl, pm = _padded(anchor, impostor, capacity, dtype)
         sizes.append(int(keys.size))
-        with brief_programs():  # a phase's program runs for seconds at most: XLA's quicker compile
-            res = minimize(lmnn_pairs, L, problem, optimizer=opt, max_iter=int(min(refresh_every, max_iter - it)),
-                           tol=tol, hyper=dict(pair_anchor=pa, pair_impostor=pl, pair_mask=pm, mu=mu_,
-                                               margin=margin_, pair_diff=_pair_diff(problem.X, pa, pl),
-                                               block_elements=block_elements))
+        res = _phase(L, problem, anchor, impostor, capacity, int(min(refresh_every, max_iter - it)), tol=tol,
+                     mu=mu_, margin=margin_, block_elements=block_elements)
         steps = int(res.n_iter)
         h = np.asarray(res.loss_history, np.float64)[: steps + 1]
         hist.append(h[np.isfinite(h)] if hist == [] else h[1:][np.isfinite(h[1:])])
