@@ -154,7 +154,8 @@ def brief_programs():
     short while, where the compile is most of their cost. LMNN's active-set solver (above 4096 rows): its
     L-BFGS program on 1 M impostor pairs compiles in 0.8 s instead of 1.25 s and runs no slower (18 000
     rows of ``benchmarks/bench_scale_matrix.py``'s stand-in: 0.21 - 0.24 vs 0.24 - 0.28 s for 7 warm steps;
-    160 steps on 40 780 rows of electricity: 2.7 and 3.9 s vs 2.8 and 3.6 s, two runs each), where NCA's dense
+    160 steps on 40 780 rows of electricity: 2.7 and 3.9 s vs 2.8 and 3.6 s, two runs each; 10 steps on 8 M pairs:
+    8.5 - 9.3 vs 10.8 - 11.6 s), where NCA's dense
     softmax runs 23 % slower with them (``benchmarks/PROTOCOL.md``, round 19)."""
     token = _BRIEF.set(True)
     try:
