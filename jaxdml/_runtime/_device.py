@@ -150,13 +150,13 @@ _BRIEF = contextvars.ContextVar("jaxdml_brief_programs", default=False)
 @contextlib.contextmanager
 def brief_programs():
     """Within it, every program of the executable cache compiles with :data:`QUICK_COMPILE_OPTIONS` on a
-    CPU, whatever the size of its arguments: for a solver whose programs are compiled once and run for a
-    short while, where the compile is most of their cost. LMNN's active-set solver (above 4096 rows): its
-    L-BFGS program on 1 M impostor pairs compiles in 0.8 s instead of 1.25 s and runs no slower (18 000
-    rows of ``benchmarks/bench_scale_matrix.py``'s stand-in: 0.21 - 0.24 vs 0.24 - 0.28 s for 7 warm steps;
-    160 steps on 40 780 rows of electricity: 2.7 and 3.9 s vs 2.8 and 3.6 s, two runs each; 10 steps on 8 M pairs:
-    8.5 - 9.3 vs 10.8 - 11.6 s), where NCA's dense
-    softmax runs 23 % slower with them (``benchmarks/PROTOCOL.md``, round 19)."""
+    CPU, whatever the size of its arguments: for a solver whose programs the quick options compile faster and
+    run no slower, where the size rule (:data:`QUICK_COMPILE_MAX_ELEMENTS`, set by NCA's dense softmax, which
+    runs 23 % slower with them) would leave XLA's defaults. LMNN's active-set phases (above 4096 rows;
+    ``benchmarks/PROTOCOL.md``, round 19): the L-BFGS program on 1 M impostor pairs of the 18 000-row stand-in
+    of ``benchmarks/bench_scale_matrix.py`` compiles in 0.8 s instead of 1.25 s, and runs 7 warm steps in 0.21
+    - 0.24 s instead of 0.24 - 0.28 s; 160 steps on 40 780 rows of electricity took 2.7 and 3.9 s against 2.8
+    and 3.6 s (two runs each); 10 steps on 8 M pairs 8.5 - 9.3 s against 10.8 - 11.6 s."""
     token = _BRIEF.set(True)
     try:
         yield

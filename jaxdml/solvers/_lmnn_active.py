@@ -202,8 +202,8 @@ def _pair_diff(X, a, l, max_elements=1 << 26):
 
 def _phase(L, problem, anchor, impostor, capacity, steps, *, tol, mu, margin, block_elements):
     """Up to ``steps`` full-batch L-BFGS steps on :func:`jaxdml.losses.lmnn_pairs` restricted to the pairs
-    (padded to ``capacity``). The program runs for seconds at most, so it compiles with XLA's quicker options
-    (:func:`jaxdml._runtime._device.brief_programs`)."""
+    (padded to ``capacity``), compiled with XLA's quicker options on a CPU
+    (:func:`jaxdml._runtime._device.brief_programs`: for this program they compile faster and run no slower)."""
     pa, pl, pm = _padded(anchor, impostor, capacity, problem.X.dtype)
     with brief_programs():
         return minimize(lmnn_pairs, L, problem, optimizer=make_optimizer("lbfgs"), max_iter=steps, tol=tol,
